@@ -1,0 +1,340 @@
+// The WebNN interfaces: ML, MLContext, MLGraphBuilder, MLOperand, MLGraph,
+// MLTensor. Each method converts its arguments (WebIDL), then asks the core;
+// the core owns every state check and all op validation.
+
+// Internal slots of every interface instance: object -> {kind, handle, ...}.
+const slots = new WeakMap();
+
+function brand(obj, kind, what) {
+  const s = obj !== null && (typeof obj === 'object' || typeof obj === 'function') ? slots.get(obj) : undefined;
+  if (!s || s.kind !== kind) throw new TypeError(`${what}: 'this' is not an ${kind}`);
+  return s;
+}
+
+function slotOf(value, kind, what) {
+  const s = value !== null && typeof value === 'object' ? slots.get(value) : undefined;
+  if (!s || s.kind !== kind) throw new TypeError(`${what} is not an ${kind}`);
+  return s;
+}
+
+function illegalConstructor(token) {
+  if (token !== INTERNAL) throw new TypeError('Illegal constructor');
+}
+
+converters.operand = (v, what) => ref(slotOf(v, 'MLOperand', what).handle);
+
+// Handles of objects JS no longer references are released in the core.
+const released = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry(([method, handle]) => { if (ENGINE) py(method, [ref(handle)]); })
+  : { register() {} };
+
+// Element types each data type accepts as a constant's ArrayBufferView.
+const VIEW_TYPES = {
+  float32: ['Float32Array'], float16: ['Float16Array', 'Uint16Array'], int32: ['Int32Array'],
+  uint32: ['Uint32Array'], int64: ['BigInt64Array'], uint64: ['BigUint64Array'], int8: ['Int8Array'],
+  uint8: ['Uint8Array'], int4: ['Uint8Array', 'Int8Array'], uint4: ['Uint8Array'],
+};
+
+function viewTypeName(view) {
+  return Object.prototype.toString.call(view).slice(8, -1);
+}
+
+// Bytes for the core, copied now (constant() and writeTensor() copy at call time).
+function copyBytes(source) {
+  return bytesOf(source).slice();
+}
+
+function frozenShape(shape) {
+  return Object.freeze(shape.slice());
+}
+
+// ---------------------------------------------------------------------------- ML
+class ML { constructor(token) { illegalConstructor(token); slots.set(this, { kind: 'ML' }); } }
+defineInterface(ML, 'ML', 0);
+
+defineOperation(ML.prototype, 'createContext', 0, promiseOperation(function (options) {
+  brand(this, 'ML', 'ML.createContext');
+  let deviceType = 'cpu';
+  let powerPreference = 'default';
+  let gpuDevice = null;
+  if (typeof GPUDevice !== 'undefined' && options instanceof GPUDevice) {
+    gpuDevice = options;
+    deviceType = 'gpu';
+  } else {
+    const o = convert('MLContextOptions', options, 'createContext: options');
+    deviceType = o.deviceType;
+    powerPreference = o.powerPreference;
+  }
+  return engine().then((eng) => {
+    ENGINE = eng;
+    const handle = py('create_context', [deviceType, powerPreference]);
+    return newContext(handle, deviceType, gpuDevice);
+  });
+}));
+
+// ----------------------------------------------------------------------- MLContext
+class MLContext { constructor(token) { illegalConstructor(token); } }
+defineInterface(MLContext, 'MLContext', 0);
+
+function newContext(handle, deviceType, gpuDevice) {
+  const ctx = new MLContext(INTERNAL);
+  let resolveLost;
+  const lost = new Promise((r) => { resolveLost = r; });
+  slots.set(ctx, { kind: 'MLContext', handle, deviceType, gpuDevice, destroyed: false, lost, resolveLost });
+  released.register(ctx, ['release', handle]);
+  return ctx;
+}
+
+let limitsJson = null;
+
+defineOperation(MLContext.prototype, 'opSupportLimits', 0, function () {
+  const s = brand(this, 'MLContext', 'MLContext.opSupportLimits');
+  if (limitsJson === null) limitsJson = JSON.stringify(py('op_support_limits', [ref(s.handle)]));
+  return JSON.parse(limitsJson);  // a fresh dictionary per call
+});
+
+defineOperation(MLContext.prototype, 'destroy', 0, function () {
+  const s = brand(this, 'MLContext', 'MLContext.destroy');
+  if (s.destroyed) return;
+  s.destroyed = true;
+  py('destroy_context', [ref(s.handle)]);
+  s.resolveLost({ message: 'The context was destroyed.' });
+});
+
+defineAttribute(MLContext.prototype, 'lost', function () {
+  try {
+    return brand(this, 'MLContext', 'MLContext.lost').lost;
+  } catch (e) {
+    return Promise.reject(e);
+  }
+});
+
+defineOperation(MLContext.prototype, 'createTensor', 1, promiseOperation(function (...args) {
+  const s = brand(this, 'MLContext', 'MLContext.createTensor');
+  requireArgs(args, 1, 'MLContext.createTensor');
+  const desc = convert('MLTensorDescriptor', args[0], 'createTensor: descriptor');
+  const handle = py('create_tensor', [ref(s.handle), desc]);
+  const tensor = new MLTensor(INTERNAL);
+  slots.set(tensor, {
+    kind: 'MLTensor', handle, context: s, dataType: desc.dataType, shape: frozenShape(desc.shape),
+    readable: desc.readable, writable: desc.writable, destroyed: false,
+  });
+  released.register(tensor, ['release', handle]);
+  return tensor;
+}));
+
+defineOperation(MLContext.prototype, 'writeTensor', 2, function (...args) {
+  const s = brand(this, 'MLContext', 'MLContext.writeTensor');
+  requireArgs(args, 2, 'MLContext.writeTensor');
+  const t = slotOf(args[0], 'MLTensor', 'writeTensor: tensor');
+  const source = toBufferSource(args[1], 'writeTensor: inputData');
+  py('write_tensor', [ref(s.handle), ref(t.handle)], copyBytes(source));
+});
+
+defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function (...args) {
+  const s = brand(this, 'MLContext', 'MLContext.readTensor');
+  requireArgs(args, 1, 'MLContext.readTensor');
+  const t = slotOf(args[0], 'MLTensor', 'readTensor: tensor');
+  const target = args.length > 1 ? toBufferSource(args[1], 'readTensor: outputData') : null;
+  // Snapshot now: the read sees exactly the writes and dispatches issued before it.
+  const bytes = py('read_tensor', [ref(s.handle), ref(t.handle)]);
+  if (target && bytesOf(target).byteLength < bytes.byteLength) {
+    throw new TypeError(`readTensor: outputData has ${bytesOf(target).byteLength} bytes, the tensor has ${bytes.byteLength}`);
+  }
+  // Settle later, rechecking: destroying the tensor or context meanwhile rejects.
+  return new Promise((resolve, reject) => {
+    setTimeout(() => {
+      if (s.destroyed || t.destroyed) {
+        reject(new DOMException('readTensor: the tensor or its context was destroyed before the read completed', 'InvalidStateError'));
+        return;
+      }
+      if (!target) {
+        resolve(bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer);
+        return;
+      }
+      const view = bytesOf(target);
+      if (view.byteLength < bytes.byteLength) {
+        reject(new TypeError('readTensor: outputData was detached or shrunk before the read completed'));
+        return;
+      }
+      view.set(bytes);
+      resolve(undefined);
+    }, 0);
+  });
+}));
+
+function tensorRecord(value, what) {
+  return convertRecord(value, what, (v, w) => ref(slotOf(v, 'MLTensor', w).handle));
+}
+
+defineOperation(MLContext.prototype, 'dispatch', 3, function (...args) {
+  const s = brand(this, 'MLContext', 'MLContext.dispatch');
+  requireArgs(args, 3, 'MLContext.dispatch');
+  const g = slotOf(args[0], 'MLGraph', 'dispatch: graph');
+  const inputs = tensorRecord(args[1], 'dispatch: inputs');
+  const outputs = tensorRecord(args[2], 'dispatch: outputs');
+  py('dispatch', [ref(s.handle), ref(g.handle), inputs, outputs]);
+});
+
+// Deprecated (CRD 2024-11-15): compute(graph, inputs, outputs) with
+// ArrayBufferViews; transfers every view and resolves {inputs, outputs} with
+// new views over the same memory.
+defineOperation(MLContext.prototype, 'compute', 3, promiseOperation(function (...args) {
+  const s = brand(this, 'MLContext', 'MLContext.compute');
+  requireArgs(args, 3, 'MLContext.compute');
+  const g = slotOf(args[0], 'MLGraph', 'compute: graph');
+  const viewRecord = (v, w) => convertRecord(v, w, (x, ww) => {
+    if (!ArrayBuffer.isView(x)) throw new TypeError(`${ww} is not an ArrayBufferView`);
+    return x;
+  });
+  const inputs = viewRecord(args[1], 'compute: inputs');
+  const outputs = viewRecord(args[2], 'compute: outputs');
+  const temp = [];
+  const bind = (views, descriptors, kind) => {
+    const bound = {};
+    for (const [name, view] of Object.entries(views)) {
+      const desc = descriptors[name];
+      if (!desc) throw new TypeError(`compute: the graph has no ${kind} named '${name}'`);
+      const h = py('create_tensor', [ref(s.handle), { ...desc, readable: true, writable: true }]);
+      temp.push(h);
+      bound[name] = ref(h);
+      if (kind === 'input') py('write_tensor', [ref(s.handle), ref(h)], copyBytes(view));
+    }
+    return bound;
+  };
+  try {
+    const inBound = bind(inputs, g.inputs, 'input');
+    const outBound = bind(outputs, g.outputs, 'output');
+    py('dispatch', [ref(s.handle), ref(g.handle), inBound, outBound]);
+    for (const [name, view] of Object.entries(outputs)) {
+      const bytes = py('read_tensor', [ref(s.handle), outBound[name]]);
+      if (bytes.byteLength !== view.byteLength) throw new TypeError(`compute: output '${name}' has the wrong byte length`);
+      bytesOf(view).set(bytes);
+    }
+  } finally {
+    py('release', temp);
+  }
+  const transfer = (views) => {
+    const out = {};
+    for (const [name, view] of Object.entries(views)) {
+      const moved = typeof view.buffer.transfer === 'function' ? view.buffer.transfer()
+        : structuredClone(view.buffer, { transfer: [view.buffer] });
+      const Ctor = view.constructor;
+      out[name] = new Ctor(moved, view.byteOffset, view.length === undefined ? view.byteLength : view.length);
+    }
+    return out;
+  };
+  return { graph: args[0], inputs: transfer(inputs), outputs: transfer(outputs) };
+}));
+
+// ------------------------------------------------------------------------ MLTensor
+class MLTensor { constructor(token) { illegalConstructor(token); } }
+defineInterface(MLTensor, 'MLTensor', 0);
+for (const attr of ['dataType', 'shape', 'readable', 'writable']) {
+  defineAttribute(MLTensor.prototype, attr, function () { return brand(this, 'MLTensor', `MLTensor.${attr}`)[attr]; });
+}
+defineOperation(MLTensor.prototype, 'destroy', 0, function () {
+  const t = brand(this, 'MLTensor', 'MLTensor.destroy');
+  if (t.destroyed) return;
+  t.destroyed = true;
+  py('destroy_tensor', [ref(t.handle)]);
+});
+
+// ------------------------------------------------------------------------- MLGraph
+class MLGraph { constructor(token) { illegalConstructor(token); } }
+defineInterface(MLGraph, 'MLGraph', 0);
+defineOperation(MLGraph.prototype, 'destroy', 0, function () {
+  const g = brand(this, 'MLGraph', 'MLGraph.destroy');
+  if (g.destroyed) return;
+  g.destroyed = true;
+  py('destroy_graph', [ref(g.handle)]);
+});
+
+// ----------------------------------------------------------------------- MLOperand
+class MLOperand { constructor(token) { illegalConstructor(token); } }
+defineInterface(MLOperand, 'MLOperand', 0);
+for (const attr of ['dataType', 'shape']) {
+  defineAttribute(MLOperand.prototype, attr, function () { return brand(this, 'MLOperand', `MLOperand.${attr}`)[attr]; });
+}
+
+function newOperand([handle, dataType, shape]) {
+  const operand = new MLOperand(INTERNAL);
+  slots.set(operand, { kind: 'MLOperand', handle, dataType, shape: frozenShape(shape) });
+  return operand;
+}
+
+// ------------------------------------------------------------------ MLGraphBuilder
+class MLGraphBuilder {
+  constructor(...args) {
+    requireArgs(args, 1, "Failed to construct 'MLGraphBuilder'");
+    const c = slotOf(args[0], 'MLContext', 'MLGraphBuilder: context');
+    const handle = py('new_builder', [ref(c.handle)]);
+    slots.set(this, { kind: 'MLGraphBuilder', handle, context: c });
+    released.register(this, ['release_builder', handle]);
+  }
+}
+defineInterface(MLGraphBuilder, 'MLGraphBuilder', 1);
+const builderProto = MLGraphBuilder.prototype;
+
+defineOperation(builderProto, 'input', 2, function (...args) {
+  const s = brand(this, 'MLGraphBuilder', 'MLGraphBuilder.input');
+  requireArgs(args, 2, 'MLGraphBuilder.input');
+  const name = toUSVString(args[0], 'input: name');
+  const desc = convert('MLOperandDescriptor', args[1], 'input: descriptor');
+  return newOperand(py('builder_input', [ref(s.handle), name, desc]));
+});
+
+defineOperation(builderProto, 'constant', 2, function (...args) {
+  const s = brand(this, 'MLGraphBuilder', 'MLGraphBuilder.constant');
+  requireArgs(args, 2, 'MLGraphBuilder.constant');
+  if (args[0] !== null && args[0] !== undefined && typeof args[0] !== 'object') {
+    // constant(MLOperandDataType type, MLNumber value)
+    const type = convert('MLOperandDataType', args[0], 'constant: type');
+    const value = convert('number', args[1], 'constant: value');
+    return newOperand(py('builder_constant_scalar', [ref(s.handle), type, value]));
+  }
+  const desc = convert('MLOperandDescriptor', args[0], 'constant: descriptor');
+  const buffer = toBufferSource(args[1], 'constant: buffer');
+  if (ArrayBuffer.isView(buffer) && !(buffer instanceof DataView)) {
+    const accepted = VIEW_TYPES[desc.dataType] || [];
+    if (!accepted.includes(viewTypeName(buffer))) {
+      throw new TypeError(`constant: a ${viewTypeName(buffer)} cannot hold ${desc.dataType} data`);
+    }
+  }
+  return newOperand(py('builder_constant', [ref(s.handle), desc], copyBytes(buffer)));
+});
+
+defineOperation(builderProto, 'build', 1, promiseOperation(function (...args) {
+  const s = brand(this, 'MLGraphBuilder', 'MLGraphBuilder.build');
+  requireArgs(args, 1, 'MLGraphBuilder.build');
+  const outputs = convertRecord(args[0], 'build: outputs', (v, w) => converters.operand(v, w));
+  const built = py('builder_build', [ref(s.handle), outputs]);
+  const graph = new MLGraph(INTERNAL);
+  slots.set(graph, { kind: 'MLGraph', handle: built.graph, context: s.context, inputs: built.inputs, outputs: built.outputs, destroyed: false });
+  released.register(graph, ['release', built.graph]);
+  return graph;
+}));
+
+// Every op method, generated from its WebIDL signature.
+for (const [name, signature] of Object.entries(IDL_OPS)) {
+  const params = signature.filter((p) => Array.isArray(p));
+  const optionsType = signature.find((p) => typeof p === 'string');
+  const what = `MLGraphBuilder.${name}`;
+  defineOperation(builderProto, name, params.length, function (...args) {
+    const s = brand(this, 'MLGraphBuilder', what);
+    let positional = params;
+    let optionsArg = args[params.length];
+    if (name === 'softmax' && args.length >= 1 && (args.length < 2 || (args[1] !== null && typeof args[1] === 'object'))) {
+      // Legacy softmax(input[, options]): 2-D input, axis 1 (the core checks the rank).
+      positional = params.slice(0, 1);
+      optionsArg = args[1];
+    } else {
+      requireArgs(args, params.length, what);
+    }
+    const converted = positional.map(([pname, type], i) => convert(type, args[i], `${name}: ${pname}`));
+    if (positional !== params) converted.push(null);
+    const options = convert(optionsType, optionsArg, `${name}: options`);
+    const result = py('builder_op', [ref(s.handle), name, converted, options]);
+    return IDL_SEQUENCE_RESULTS.has(name) ? result.map(newOperand) : newOperand(result);
+  });
+}

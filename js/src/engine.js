@@ -1,0 +1,104 @@
+// The engine: Pyodide + numpy + the webnn_core wheel, loaded lazily (never at
+// script load, except in service workers, where Pyodide's scripts can only be
+// imported synchronously during the worker's first evaluation).
+
+const CONFIG = Object.assign(
+  { runtimeBase: null, replaceNative: false, debug: false, fastPaths: true },
+  globalThis.WEBNN_POLYFILL_CONFIG || {});
+
+// Where this script was loaded from: the runtime files sit beside it by default.
+function scriptBase() {
+  if (CONFIG.runtimeBase) return new URL(CONFIG.runtimeBase, globalThis.location.href).href;
+  if (typeof SCRIPT_URL_OVERRIDE === 'string') return new URL('./', SCRIPT_URL_OVERRIDE).href;
+  if (typeof document !== 'undefined' && document.currentScript && document.currentScript.src) {
+    return new URL('./', document.currentScript.src).href;
+  }
+  // Workers: importScripts() gives no currentScript; the stack names this file.
+  const stack = String(new Error().stack || '');
+  const match = stack.match(/(https?:\/\/[^\s()]+?\/)[^/\s()]*webnn-polyfill[^/\s()]*\.m?js/);
+  if (match) return match[1];
+  return new URL('./', globalThis.location.href).href;
+}
+
+const RUNTIME_BASE = scriptBase();
+const IS_SERVICE_WORKER = typeof ServiceWorkerGlobalScope !== 'undefined' && globalThis instanceof ServiceWorkerGlobalScope;
+const IS_CLASSIC_WORKER = typeof WorkerGlobalScope !== 'undefined' && typeof importScripts === 'function';
+
+if (IS_SERVICE_WORKER && typeof globalThis.loadPyodide !== 'function') {
+  // Service workers cannot importScripts() after installation, and Pyodide
+  // would otherwise import pyodide.asm.js lazily: take both now.
+  try {
+    importScripts(RUNTIME_BASE + 'pyodide.js', RUNTIME_BASE + 'pyodide.asm.js');
+  } catch (e) {
+    console.error('webnn-polyfill: could not import Pyodide in the service worker:', e);
+  }
+}
+
+let enginePromise = null;
+
+function loadScriptTag(url) {
+  return new Promise((resolve, reject) => {
+    const s = document.createElement('script');
+    s.src = url;
+    s.onload = resolve;
+    s.onerror = () => reject(new Error(`webnn-polyfill: failed to load ${url}`));
+    document.head.appendChild(s);
+  });
+}
+
+async function startEngine() {
+  const started = performance.now();
+  if (typeof globalThis.loadPyodide !== 'function') {
+    const url = RUNTIME_BASE + 'pyodide.js';
+    if (typeof document !== 'undefined') await loadScriptTag(url);
+    else if (IS_CLASSIC_WORKER) importScripts(url);
+    else globalThis.loadPyodide = (await import(RUNTIME_BASE + 'pyodide.mjs')).loadPyodide;
+  }
+  const pyodide = await globalThis.loadPyodide({ indexURL: RUNTIME_BASE, fullStdLib: false });
+  const quiet = CONFIG.debug ? console.log : () => {};
+  await pyodide.loadPackage(['numpy', RUNTIME_BASE + CORE_WHEEL], { messageCallback: quiet, errorCallback: console.error });
+  const bridge = pyodide.pyimport('webnn_core.bridge');
+  const kernels = pyodide.pyimport('webnn_core.kernels');
+  kernels.set_fast_paths(!!CONFIG.fastPaths);
+  ENGINE_STATS.startMs = performance.now() - started;
+  return { pyodide, call: bridge.call };
+}
+
+function engine() {
+  if (!enginePromise) {
+    enginePromise = startEngine().catch((e) => {
+      enginePromise = null;  // allow a retry, e.g. after the network comes back
+      throw new DOMException(`webnn-polyfill: the engine failed to start: ${e && e.message}`, 'NotSupportedError');
+    });
+  }
+  return enginePromise;
+}
+
+const ENGINE_STATS = { startMs: null };
+let ENGINE = null;  // set once started; builder calls are synchronous after createContext
+
+function toJsError([name, message, detail]) {
+  if (detail && CONFIG.debug) console.error(detail);
+  if (name === 'TypeError') return new TypeError(message);
+  return new DOMException(message, name);
+}
+
+// Call into webnn_core.bridge. `args` are JSON-able (objects with handles are
+// passed as {$o: handle}); `data` an optional Uint8Array. Throws the mapped error.
+function py(method, args, data) {
+  const result = ENGINE.call(method, JSON.stringify(args), data);
+  if (typeof result === 'string') {
+    const parsed = JSON.parse(result);
+    if (parsed.error) throw toJsError(parsed.error);
+    return parsed.ok;
+  }
+  try {
+    return result.toJs();  // bytes -> Uint8Array (a copy)
+  } finally {
+    result.destroy();
+  }
+}
+
+function ref(handle) {
+  return { $o: handle };
+}

@@ -1,0 +1,43 @@
+// Installation: interface objects on the global and `navigator.ml`, in
+// windows and in dedicated, shared and service workers ([SecureContext]).
+
+const INTERFACES = { ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLTensor };
+
+function navigatorPrototype() {
+  if (typeof Navigator !== 'undefined' && globalThis.navigator instanceof Navigator) return Navigator.prototype;
+  if (typeof WorkerNavigator !== 'undefined' && globalThis.navigator instanceof WorkerNavigator) return WorkerNavigator.prototype;
+  return null;
+}
+
+function install() {
+  if (!globalThis.isSecureContext) return false;
+  const navProto = navigatorPrototype();
+  const hasNative = !!(globalThis.navigator && 'ml' in globalThis.navigator);
+  if (hasNative && !CONFIG.replaceNative) return false;
+  for (const [name, cls] of Object.entries(INTERFACES)) {
+    Object.defineProperty(globalThis, name, { value: cls, writable: true, enumerable: false, configurable: true });
+  }
+  const ml = new ML(INTERNAL);
+  if (navProto) {
+    const NavCtor = navProto.constructor;
+    defineAttribute(navProto, 'ml', function () {
+      if (!(this instanceof NavCtor)) throw new TypeError("'get ml' called on an object that is not a navigator");
+      return ml;
+    });
+  }
+  Object.defineProperty(globalThis, 'webnnPolyfill', {
+    value: Object.freeze({
+      version: POLYFILL_VERSION,
+      config: CONFIG,
+      runtimeBase: RUNTIME_BASE,
+      engineStats: ENGINE_STATS,
+      ready: () => engine().then(() => true),
+      // The Pyodide instance, for tools and debugging (null before the engine starts).
+      pyodide: () => (ENGINE ? ENGINE.pyodide : null),
+    }),
+    writable: false, enumerable: false, configurable: true,
+  });
+  return true;
+}
+
+install();

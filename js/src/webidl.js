@@ -1,0 +1,208 @@
+// WebIDL machinery: argument conversion by type code (see idl_tables.js) and
+// helpers that make plain JS classes behave like WebIDL interfaces
+// (non-constructible interface objects, enumerable operations with the right
+// length, brand checks, "get x" accessors, Symbol.toStringTag).
+
+const MAX_U32 = 4294967295;
+
+function typeError(message) {
+  return new TypeError(message);
+}
+
+function toNumber(value, what) {
+  if (typeof value === 'bigint') throw typeError(`${what}: cannot convert a BigInt to a number`);
+  if (typeof value === 'symbol') throw typeError(`${what}: cannot convert a Symbol to a number`);
+  return Number(value);
+}
+
+function enforceRange(value, lo, hi, what) {
+  const x = toNumber(value, what);
+  if (!Number.isFinite(x)) throw typeError(`${what}: ${value} is not a finite number`);
+  const t = Math.trunc(x);
+  if (t < lo || t > hi) throw typeError(`${what}: ${value} is outside [${lo}, ${hi}]`);
+  return t === 0 ? 0 : t;
+}
+
+function unsignedLong(value, what) {
+  // No [EnforceRange]: ToNumber, NaN/Infinity -> 0, truncate, modulo 2^32.
+  const x = toNumber(value, what);
+  if (!Number.isFinite(x)) return 0;
+  const t = Math.trunc(x) % 4294967296;
+  return t < 0 ? t + 4294967296 : t === 0 ? 0 : t;
+}
+
+function toStringValue(value, what) {
+  if (typeof value === 'symbol') throw typeError(`${what}: cannot convert a Symbol to a string`);
+  return String(value);
+}
+
+function toUSVString(value, what) {
+  const s = toStringValue(value, what);
+  return typeof s.toWellFormed === 'function' ? s.toWellFormed() : s;
+}
+
+function toSequence(value, what, convertItem) {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) {
+    throw typeError(`${what}: expected a sequence`);
+  }
+  const iteratorMethod = value[Symbol.iterator];
+  if (typeof iteratorMethod !== 'function') throw typeError(`${what}: expected an iterable sequence`);
+  const out = [];
+  for (const item of { [Symbol.iterator]: () => iteratorMethod.call(value) }) {
+    out.push(convertItem(item, `${what}[${out.length}]`));
+  }
+  return out;
+}
+
+function isObjectLike(value) {
+  return value !== null && (typeof value === 'object' || typeof value === 'function');
+}
+
+// MLNumber = (bigint or unrestricted double); JSON carries specials as tags.
+function toMLNumber(value, what) {
+  if (typeof value === 'bigint') return { $i: value.toString() };
+  return encodeDouble(toNumber(value, what));
+}
+
+function encodeDouble(x) {
+  if (Number.isNaN(x)) return { $n: 'NaN' };
+  if (x === Infinity) return { $n: 'Infinity' };
+  if (x === -Infinity) return { $n: '-Infinity' };
+  if (Object.is(x, -0)) return { $n: '-0' };
+  return x;
+}
+
+// The converter registry: type code -> (value, what) -> converted value.
+// `operand` is installed by the API module (it needs the MLOperand brand).
+const converters = {
+  'u32!': (v, what) => enforceRange(v, 0, MAX_U32, what),
+  'u32': unsignedLong,
+  'i32!': (v, what) => enforceRange(v, -2147483648, 2147483647, what),
+  'f64': (v, what) => {
+    const x = toNumber(v, what);
+    if (!Number.isFinite(x)) throw typeError(`${what}: ${v} is not a finite number`);
+    return x;
+  },
+  'f32': (v, what) => {
+    const x = toNumber(v, what);
+    const f = Math.fround(x);
+    if (!Number.isFinite(x) || !Number.isFinite(f)) throw typeError(`${what}: ${v} is not a finite float`);
+    return f;
+  },
+  'bool': (v) => Boolean(v),
+  'usv': toUSVString,
+  'str': toStringValue,
+  'number': toMLNumber,
+};
+
+function convert(type, value, what) {
+  if (type.includes('|')) return convertUnion(type, value, what);
+  if (type.endsWith('[]')) {
+    const item = type.slice(0, -2);
+    return toSequence(value, what, (v, w) => convert(item, v, w));
+  }
+  if (IDL_ENUMS[type]) {
+    const s = toStringValue(value, what);
+    if (!IDL_ENUMS[type].includes(s)) throw typeError(`${what}: '${s}' is not a valid value for enumeration ${type}`);
+    return s;
+  }
+  if (IDL_DICTS[type]) return convertDictionary(type, value, what);
+  const c = converters[type];
+  if (!c) throw new Error(`webnn-polyfill: no converter for IDL type ${type}`);
+  return c(value, what);
+}
+
+// (unsigned long or sequence<unsigned long>): objects become the sequence, the rest numbers.
+function convertUnion(type, value, what) {
+  const [scalar, sequence] = type.split('|');
+  if (isObjectLike(value) && typeof value[Symbol.iterator] === 'function') return convert(sequence, value, what);
+  return convert(scalar, value, what);
+}
+
+// Returns a plain object holding the members that are present (defaults applied).
+function convertDictionary(name, value, what) {
+  if (value !== undefined && value !== null && !isObjectLike(value)) {
+    throw typeError(`${what}: ${name} must be an object`);
+  }
+  const out = {};
+  for (const [member, type, defaultValue, required] of IDL_DICTS[name]) {
+    const v = value == null ? undefined : value[member];
+    if (v === undefined) {
+      if (required) throw typeError(`${what}: required member '${member}' of ${name} is missing`);
+      if (defaultValue !== undefined) out[member] = defaultValue;
+      continue;
+    }
+    out[member] = convert(type, v, `${what}.${member}`);
+  }
+  return out;
+}
+
+function convertRecord(value, what, convertValue) {
+  if (!isObjectLike(value)) throw typeError(`${what}: expected an object (record)`);
+  const out = {};
+  for (const key of Reflect.ownKeys(value)) {
+    if (typeof key !== 'string') continue;
+    const desc = Reflect.getOwnPropertyDescriptor(value, key);
+    if (!desc || !desc.enumerable) continue;
+    out[toUSVString(key, what)] = convertValue(value[key], `${what}['${key}']`);
+  }
+  return out;
+}
+
+// AllowSharedBufferSource: an ArrayBuffer, a SharedArrayBuffer, or a view on either.
+function toBufferSource(value, what) {
+  if (ArrayBuffer.isView(value)) return value;
+  if (value instanceof ArrayBuffer) return value;
+  if (typeof SharedArrayBuffer !== 'undefined' && value instanceof SharedArrayBuffer) return value;
+  throw typeError(`${what}: expected an ArrayBuffer, SharedArrayBuffer or ArrayBufferView`);
+}
+
+// The bytes of a buffer source as a Uint8Array (a detached one has length 0).
+function bytesOf(source) {
+  if (ArrayBuffer.isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+  return new Uint8Array(source);
+}
+
+function requireArgs(args, count, what) {
+  if (args.length < count) {
+    throw typeError(`${what}: ${count} argument${count === 1 ? '' : 's'} required, but only ${args.length} present`);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Interfaces.
+
+const INTERNAL = Symbol('webnn-polyfill internal');
+
+// Make `cls` look like a WebIDL interface object: non-enumerable own property of
+// the global, right name and length, Symbol.toStringTag on the prototype.
+function defineInterface(cls, name, length) {
+  Object.defineProperty(cls, 'name', { value: name, configurable: true });
+  Object.defineProperty(cls, 'length', { value: length, configurable: true });
+  Object.defineProperty(cls.prototype, Symbol.toStringTag, { value: name, configurable: true });
+  return cls;
+}
+
+// Regular operations: enumerable, writable, configurable own properties of the
+// prototype, with the given name and length.
+function defineOperation(proto, name, length, fn) {
+  Object.defineProperty(fn, 'name', { value: name, configurable: true });
+  Object.defineProperty(fn, 'length', { value: length, configurable: true });
+  Object.defineProperty(proto, name, { value: fn, writable: true, enumerable: true, configurable: true });
+}
+
+// Promise-returning operations reject instead of throwing (WebIDL).
+function promiseOperation(fn) {
+  return function (...args) {
+    try {
+      return Promise.resolve(fn.apply(this, args));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  };
+}
+
+function defineAttribute(proto, name, getter) {
+  Object.defineProperty(getter, 'name', { value: `get ${name}`, configurable: true });
+  Object.defineProperty(proto, name, { get: getter, enumerable: true, configurable: true });
+}

@@ -1,0 +1,180 @@
+"""MLGraphBuilder: input/constant/build and the generic op entry point.
+
+Every op call goes through `GraphBuilder.op()`, which applies the steps common
+to all ops (state check, cross-builder check, data types from the op's
+`limits`, output descriptor checks) around the op's own `infer`, and turns
+validation failures into TypeErrors carrying the op's label.
+"""
+from __future__ import annotations
+
+from . import dtypes
+from .errors import Invalid, InvalidStateError, WebNNTypeError
+from .graph import Graph, Node, Operand
+from .registry import ops
+
+MAX_RANK = 8
+MAX_DIMENSION = 2**32 - 1
+# Chromium's value; WPT needs it to be 3 mod 4 (see digest §2.1).
+MAX_TENSOR_BYTE_LENGTH = 2**31 - 1
+
+
+def check_descriptor(dtype, shape, allowed, what: str) -> tuple:
+    """The spec's "check dimensions" plus the data type limit. Raises Invalid."""
+    if dtype not in dtypes.ALL_TYPES:
+        raise Invalid(f"{what}: unknown data type {dtype!r}")
+    if dtype not in allowed:
+        raise Invalid(f"{what}: data type {dtype} is not supported")
+    shape = tuple(shape)
+    if len(shape) > MAX_RANK:
+        raise Invalid(f"{what}: rank {len(shape)} exceeds the maximum rank {MAX_RANK}")
+    for d in shape:
+        if not isinstance(d, int) or isinstance(d, bool) or d < 1 or d > MAX_DIMENSION:
+            raise Invalid(f"{what}: every dimension must be an integer in [1, {MAX_DIMENSION}], got {list(shape)}")
+    if dtypes.byte_length(dtype, shape) > MAX_TENSOR_BYTE_LENGTH:
+        raise Invalid(f"{what}: byte length exceeds the maximum tensor byte length {MAX_TENSOR_BYTE_LENGTH}")
+    return shape
+
+
+def _labelled(label: str, what: str, message) -> WebNNTypeError:
+    prefix = f"[{label}] " if label else ""
+    return WebNNTypeError(f"{prefix}{what}: {message}")
+
+
+class GraphBuilder:
+    def __init__(self, context):
+        if context.destroyed:
+            raise InvalidStateError("MLGraphBuilder: the context is destroyed")
+        self.context = context
+        self.built = False
+        self._operand_count = 0
+
+    # -- bookkeeping -------------------------------------------------------
+    def next_operand_id(self) -> int:
+        self._operand_count += 1
+        return self._operand_count
+
+    def _check_state(self, what: str) -> None:
+        if self.context.destroyed:
+            raise InvalidStateError(f"{what}: the context is destroyed")
+        if self.built:
+            raise InvalidStateError(f"{what}: build() has already been called on this builder")
+
+    def _own(self, operand, what: str, label: str = ""):
+        if not isinstance(operand, Operand) or operand.builder is not self:
+            raise _labelled(label, what, "an operand was created by another MLGraphBuilder")
+        return operand
+
+    # -- inputs and constants ---------------------------------------------
+    def input(self, name: str, descriptor: dict) -> Operand:
+        self._check_state("input")
+        if not isinstance(name, str) or name == "":
+            raise WebNNTypeError("input: the name must not be empty")
+        limits = self.context.io_types["input"]
+        try:
+            shape = check_descriptor(descriptor["dataType"], descriptor["shape"], limits, f"input '{name}'")
+        except Invalid as e:
+            raise WebNNTypeError(str(e)) from None
+        return Operand(self, descriptor["dataType"], shape, "input", name=name)
+
+    def constant(self, descriptor: dict, data) -> Operand:
+        """`data`: raw bytes (or any buffer) of exactly the descriptor's byte length,
+        or a numpy array of the matching dtype."""
+        self._check_state("constant")
+        dtype = descriptor["dataType"]
+        try:
+            shape = check_descriptor(dtype, descriptor["shape"], self.context.io_types["constant"], "constant")
+        except Invalid as e:
+            raise WebNNTypeError(str(e)) from None
+        value = _array_from(dtype, shape, data, "constant")
+        return Operand(self, dtype, shape, "constant", value=value)
+
+    def constant_scalar(self, dtype: str, value) -> Operand:
+        """The `constant(type, MLNumber value)` overload: a 0-D constant."""
+        import numpy as np
+
+        self._check_state("constant")
+        if dtype not in self.context.io_types["constant"]:
+            raise WebNNTypeError(f"constant: data type {dtype} is not supported")
+        return Operand(self, dtype, (), "constant", value=np.array(dtypes.cast_number(value, dtype)))
+
+    # -- ops ------------------------------------------------------------------
+    def op(self, name: str, *args, **options):
+        op = ops().get(name)
+        if op is None:
+            raise WebNNTypeError(f"unknown operation {name!r}")
+        label = options.pop("label", "") or ""
+        self._check_state(name)
+        if len(args) != len(op.params):
+            raise WebNNTypeError(f"{name}: expected {len(op.params)} arguments, got {len(args)}")
+        try:
+            for key, value in zip(op.params, args):
+                self._check_operand_argument(op, key, value, label)
+            for key in op.option_operands:
+                if options.get(key) is not None:
+                    self._check_operand_argument(op, key, options[key], label)
+            inferred = op.infer(*args, **options)
+            for dtype, shape in inferred.outputs:
+                check_descriptor(dtype, shape, dtypes.ALL_TYPES, "output")
+        except Invalid as e:
+            raise _labelled(label, name, e) from None
+        node = Node(op, inferred.inputs, inferred.attrs, label)
+        node.outputs = [Operand(self, dt, shp, "output", node=node) for dt, shp in inferred.outputs]
+        return node.outputs if getattr(op, "returns_sequence", False) else node.outputs[0]
+
+    def _check_operand_argument(self, op, key, value, label):
+        if isinstance(value, (list, tuple)) and key in op.limits:  # e.g. concat's inputs
+            for v in value:
+                self._check_operand_argument(op, key, v, label)
+            return
+        if key not in op.limits:
+            return  # not an operand parameter (axis, newShape, ...)
+        self._own(value, op.name, label)
+        if value.dtype not in op.limits[key]:
+            raise Invalid(f"{key}: data type {value.dtype} is not supported (supported: {', '.join(op.limits[key])})")
+
+    def __getattr__(self, name):
+        # builder.relu(x), builder.conv2d(x, w, padding=[...]) for Python callers.
+        if name.startswith("_") or name not in ops():
+            raise AttributeError(name)
+
+        def method(*args, **options):
+            if len(args) == len(ops()[name].params) + 1 and isinstance(args[-1], dict):
+                options = {**args[-1], **options}
+                args = args[:-1]
+            return self.op(name, *args, **options)
+
+        return method
+
+    # -- build ------------------------------------------------------------------
+    def build(self, outputs: dict) -> Graph:
+        if self.context.destroyed:
+            raise InvalidStateError("build: the context is destroyed")
+        if self.built:
+            raise InvalidStateError("build: build() has already been called on this builder")
+        if not outputs:
+            raise WebNNTypeError("build: at least one output is required")
+        for name, operand in outputs.items():
+            if name == "":
+                raise WebNNTypeError("build: output names must not be empty")
+            self._own(operand, "build")
+            if operand.kind in ("input", "constant"):
+                raise WebNNTypeError(f"build: output '{name}' is a graph {operand.kind}; outputs must be computed by an operation")
+        graph = Graph(self.context, dict(outputs))
+        self.built = True
+        return graph
+
+
+def _array_from(dtype, shape, data, what):
+    import numpy as np
+
+    if isinstance(data, np.ndarray):
+        if data.dtype != dtypes.numpy_dtype(dtype) or data.shape != tuple(shape):
+            if data.size != dtypes.element_count(shape):
+                raise WebNNTypeError(f"{what}: the array has {data.size} elements, the descriptor needs {dtypes.element_count(shape)}")
+            data = data.astype(dtypes.numpy_dtype(dtype)).reshape(shape)
+        return np.array(data, copy=True)
+    data = memoryview(data).cast("B")
+    expected = dtypes.byte_length(dtype, shape)
+    if data.nbytes != expected:
+        raise WebNNTypeError(f"{what}: the buffer has {data.nbytes} bytes, the descriptor needs {expected}")
+    return dtypes.from_bytes(dtype, shape, data)

@@ -1,0 +1,174 @@
+"""MLContext and MLTensor: tensors, dispatch and opSupportLimits().
+
+Execution is synchronous in call order: `dispatch` runs the graph before it
+returns, `write_tensor` copies at call time, `read_tensor` snapshots at call
+time. That alone gives the MLTensor timeline its required ordering; the JS shim
+adds the promise settling and the destroy-while-pending rechecks.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from .builder import MAX_TENSOR_BYTE_LENGTH, GraphBuilder, check_descriptor
+from .errors import Invalid, InvalidStateError, NotSupportedError, WebNNTypeError
+from .registry import ops
+
+DEVICE_TYPES = ("cpu", "gpu", "npu")
+POWER_PREFERENCES = ("default", "high-performance", "low-power")
+
+
+class Tensor:
+    def __init__(self, context, dtype, shape, readable, writable):
+        self.context = context
+        self.dtype = dtype
+        self.shape = tuple(shape)
+        self.readable = bool(readable)
+        self.writable = bool(writable)
+        self.destroyed = False
+        self.data = dtypes.zeros(dtype, shape)  # zero-initialised, as the tests expect
+
+    @property
+    def descriptor(self):
+        return {"dataType": self.dtype, "shape": list(self.shape)}
+
+    def destroy(self):
+        self.destroyed = True
+        self.data = None
+
+
+class Context:
+    # Every data type the engine stores, also the 4-bit ones WPT uses.
+    io_types = {"input": dtypes.ALL_TYPES, "constant": dtypes.ALL_TYPES, "output": dtypes.ALL_TYPES}
+
+    def __init__(self, device_type: str = "cpu", power_preference: str = "default"):
+        if device_type not in DEVICE_TYPES:
+            raise NotSupportedError(f"createContext: unsupported deviceType {device_type!r}")
+        if power_preference not in POWER_PREFERENCES:
+            raise NotSupportedError(f"createContext: unsupported powerPreference {power_preference!r}")
+        # gpu and npu contexts run the same CPU kernels until a WebGPU backend exists.
+        self.device_type = device_type
+        self.power_preference = power_preference
+        self.destroyed = False
+
+    def _check_alive(self, what):
+        if self.destroyed:
+            raise InvalidStateError(f"{what}: the context is destroyed")
+
+    # -- capabilities ---------------------------------------------------------
+    def op_support_limits(self) -> dict:
+        limits = {
+            "preferredInputLayout": "nchw",
+            "maxTensorByteLength": MAX_TENSOR_BYTE_LENGTH,
+            **{k: {"dataTypes": list(v)} for k, v in self.io_types.items()},
+        }
+        for name, op in ops().items():
+            limits[name] = op.support_limits()
+        return limits
+
+    def graph_builder(self) -> GraphBuilder:
+        return GraphBuilder(self)
+
+    # -- tensors ---------------------------------------------------------------
+    def create_tensor(self, descriptor: dict) -> Tensor:
+        self._check_alive("createTensor")
+        try:
+            shape = check_descriptor(descriptor["dataType"], descriptor["shape"], self.io_types["input"], "createTensor")
+        except Invalid as e:
+            raise WebNNTypeError(str(e)) from None
+        return Tensor(self, descriptor["dataType"], shape, descriptor.get("readable", False), descriptor.get("writable", False))
+
+    def _check_tensor(self, tensor, what):
+        if not isinstance(tensor, Tensor) or tensor.context is not self:
+            raise WebNNTypeError(f"{what}: the tensor belongs to another context")
+        self._check_alive(what)
+        if tensor.destroyed:
+            raise InvalidStateError(f"{what}: the tensor is destroyed")
+
+    def write_tensor(self, tensor: Tensor, data) -> None:
+        """Copy `data` (bytes-like of exactly the tensor's byte length, or a
+        numpy array of its shape) into the tensor now."""
+        self._check_tensor(tensor, "writeTensor")
+        if isinstance(data, np.ndarray) and data.dtype != np.uint8:
+            if data.size != dtypes.element_count(tensor.shape):
+                raise WebNNTypeError("writeTensor: the array's element count does not match the tensor")
+            tensor.data = np.array(data, dtype=dtypes.numpy_dtype(tensor.dtype)).reshape(tensor.shape)
+            return
+        view = memoryview(data).cast("B")
+        expected = dtypes.byte_length(tensor.dtype, tensor.shape)
+        if view.nbytes != expected:
+            raise WebNNTypeError(f"writeTensor: the source has {view.nbytes} bytes, the tensor has {expected}")
+        tensor.data = dtypes.from_bytes(tensor.dtype, tensor.shape, view)
+
+    def read_tensor(self, tensor: Tensor) -> bytes:
+        """The tensor's contents as raw bytes, as of now."""
+        self._check_tensor(tensor, "readTensor")
+        return dtypes.to_bytes(tensor.dtype, tensor.data)
+
+    def read_array(self, tensor: Tensor) -> np.ndarray:
+        self._check_tensor(tensor, "readTensor")
+        return tensor.data.copy()
+
+    # -- execution --------------------------------------------------------------
+    def dispatch(self, graph, inputs: dict, outputs: dict) -> None:
+        self._check_alive("dispatch")
+        if graph.context is not self:
+            raise WebNNTypeError("dispatch: the graph belongs to another context")
+        if graph.destroyed:
+            raise InvalidStateError("dispatch: the graph is destroyed")
+        self._check_bindings("input", graph.inputs, inputs)
+        self._check_bindings("output", graph.outputs, outputs)
+        out_tensors = list(outputs.values())
+        if len({id(t) for t in out_tensors}) != len(out_tensors):
+            raise WebNNTypeError("dispatch: the same tensor is bound to two outputs")
+        if {id(t) for t in out_tensors} & {id(t) for t in inputs.values()}:
+            raise WebNNTypeError("dispatch: a tensor is bound both as an input and as an output")
+        results = graph.execute({name: t.data for name, t in inputs.items()})
+        for name, tensor in outputs.items():
+            # A fresh array per dispatch: outputs never alias inputs, constants or
+            # arrays that an earlier read snapshot may still hold.
+            tensor.data = np.array(results[name], copy=True)
+
+    def _check_bindings(self, what, operands: dict, tensors: dict):
+        if set(tensors) != set(operands):
+            missing = sorted(set(operands) - set(tensors))
+            extra = sorted(set(tensors) - set(operands))
+            raise WebNNTypeError(f"dispatch: the {what} names do not match the graph's (missing {missing}, unknown {extra})")
+        for name, tensor in tensors.items():
+            if not isinstance(tensor, Tensor):
+                raise WebNNTypeError(f"dispatch: {what} '{name}' is not an MLTensor")
+            self._check_tensor(tensor, "dispatch")
+            operand = operands[name]
+            if tensor.dtype != operand.dtype or tensor.shape != operand.shape:
+                raise WebNNTypeError(
+                    f"dispatch: {what} '{name}' is {tensor.dtype}{list(tensor.shape)}, "
+                    f"the graph expects {operand.dtype}{list(operand.shape)}")
+
+    def compute(self, graph, inputs: dict) -> dict:
+        """Run `graph` on arrays (name -> ndarray or raw bytes); return name -> ndarray.
+        The engine behind the deprecated MLContext.compute() and Python callers."""
+        self._check_alive("compute")
+        if graph.context is not self:
+            raise WebNNTypeError("compute: the graph belongs to another context")
+        if graph.destroyed:
+            raise InvalidStateError("compute: the graph is destroyed")
+        if set(inputs) != set(graph.inputs):
+            raise WebNNTypeError(f"compute: inputs must be exactly {sorted(graph.inputs)}")
+        feeds = {}
+        for name, operand in graph.inputs.items():
+            value = inputs[name]
+            if isinstance(value, np.ndarray):
+                if value.size != dtypes.element_count(operand.shape):
+                    raise WebNNTypeError(f"compute: input '{name}' has the wrong number of elements")
+                value = value.astype(dtypes.numpy_dtype(operand.dtype), copy=False).reshape(operand.shape)
+            else:
+                view = memoryview(value).cast("B")
+                if view.nbytes != dtypes.byte_length(operand.dtype, operand.shape):
+                    raise WebNNTypeError(f"compute: input '{name}' has the wrong byte length")
+                value = dtypes.from_bytes(operand.dtype, operand.shape, view)
+            feeds[name] = value
+        results = graph.execute(feeds)
+        return {name: np.array(v, copy=True) for name, v in results.items()}
+
+    def destroy(self):
+        self.destroyed = True

@@ -1,0 +1,120 @@
+"""Graph IR: operands and nodes as the builder records them, and the compiled
+graph that `build()` produces and `dispatch()` executes."""
+from __future__ import annotations
+
+
+from . import kernels
+from .errors import WebNNTypeError
+
+
+class Operand:
+    __slots__ = ("id", "builder", "dtype", "shape", "node", "kind", "name", "value")
+
+    def __init__(self, builder, dtype, shape, kind, node=None, name=None, value=None):
+        self.id = builder.next_operand_id()
+        self.builder = builder
+        self.dtype = dtype
+        self.shape = tuple(shape)
+        self.kind = kind  # "input" | "constant" | "output" (of a node)
+        self.node = node
+        self.name = name  # graph input name
+        self.value = value  # constant data (numpy, unpacked)
+
+    @property
+    def descriptor(self):
+        return {"dataType": self.dtype, "shape": list(self.shape)}
+
+    def __repr__(self):
+        return f"Operand({self.kind}#{self.id} {self.dtype}{list(self.shape)})"
+
+
+class Node:
+    __slots__ = ("op", "inputs", "outputs", "attrs", "label")
+
+    def __init__(self, op, inputs, attrs, label):
+        self.op = op
+        self.inputs = inputs  # list[Operand | None]
+        self.outputs = []
+        self.attrs = attrs
+        self.label = label
+
+
+def reachable_nodes(outputs):
+    """Nodes needed for `outputs`, in topological order (producers first)."""
+    order, seen = [], set()
+    for out in outputs:
+        if out.node is None or id(out.node) in seen:
+            continue
+        seen.add(id(out.node))
+        stack = [(out.node, iter(out.node.inputs))]
+        while stack:  # iterative post-order DFS: deep graphs must not hit the recursion limit
+            node, pending = stack[-1]
+            for inp in pending:
+                if inp is not None and inp.node is not None and id(inp.node) not in seen:
+                    seen.add(id(inp.node))
+                    stack.append((inp.node, iter(inp.node.inputs)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    return order
+
+
+class Graph:
+    """A compiled graph: topologically ordered nodes over slot indices."""
+
+    def __init__(self, context, named_outputs: dict):
+        self.context = context
+        self.destroyed = False
+        outputs = list(named_outputs.values())
+        nodes = reachable_nodes(outputs)
+        # Graph inputs and constants are only those reachable from the outputs.
+        self.inputs: dict[str, Operand] = {}
+        self.constants: dict = {}
+        for node in nodes:
+            for inp in node.inputs:
+                if inp is None:
+                    continue
+                if inp.kind == "input":
+                    if self.inputs.get(inp.name, inp) is not inp:
+                        raise WebNNTypeError(f"build: two graph inputs are named {inp.name!r}")
+                    self.inputs[inp.name] = inp
+                elif inp.kind == "constant":
+                    self.constants[inp.id] = inp.value
+        self.outputs: dict[str, Operand] = dict(named_outputs)
+        self.nodes = nodes
+        # Free each intermediate after its last reader so peak memory stays low.
+        last_use: dict[int, int] = {}
+        for i, node in enumerate(nodes):
+            for inp in node.inputs:
+                if inp is not None:
+                    last_use[inp.id] = i
+        keep = {o.id for o in outputs}
+        self._release_after = [[] for _ in nodes]
+        for oid, i in last_use.items():
+            if oid not in keep and oid not in self.constants:
+                self._release_after[i].append(oid)
+
+    @property
+    def input_descriptors(self):
+        return {n: o.descriptor for n, o in self.inputs.items()}
+
+    @property
+    def output_descriptors(self):
+        return {n: o.descriptor for n, o in self.outputs.items()}
+
+    def execute(self, feeds: dict) -> dict:
+        """Run the graph. `feeds` maps input names to arrays of the right
+        dtype and shape; returns output name -> array (fresh or shared)."""
+        env = dict(self.constants)
+        for name, operand in self.inputs.items():
+            env[operand.id] = feeds[name]
+        for i, node in enumerate(self.nodes):
+            args = [None if o is None else env[o.id] for o in node.inputs]
+            results = kernels.run(node, args)
+            for operand, value in zip(node.outputs, results):
+                env[operand.id] = value
+            for oid in self._release_after[i]:
+                env.pop(oid, None)
+        return {name: env[o.id] for name, o in self.outputs.items()}
+

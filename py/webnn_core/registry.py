@@ -1,0 +1,79 @@
+"""The op registry: one class per WebNN op, and the only place ops are listed.
+
+An op class declares
+  * `name`     - the MLGraphBuilder method name;
+  * `params`   - its positional parameter names (options always follow);
+  * `limits`   - operand key -> data types. This single table is what
+                 `opSupportLimits()` reports AND what the builder enforces on
+                 every operand argument before `infer` runs, so the two can
+                 never disagree (WPT's validation tests compare them);
+and implements
+  * `infer(*args, **options)` - validation and shape inference; raises
+    `Invalid("...")` and returns an `Inferred`;
+  * `compute(attrs, *arrays)` - the numpy reference kernel.
+
+A fast path (e.g. a SIMD microkernel) is registered separately with
+`register_fast_path`; it may decline a call by returning None, and the numpy
+kernel stays the reference.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .errors import Invalid
+
+OPS: dict[str, "Op"] = {}
+FAST_PATHS: dict[str, Callable] = {}
+
+
+@dataclass
+class Inferred:
+    """What `infer` returns: the operands the kernel reads (None for an absent
+    optional one), constant attributes for the kernel, and output descriptors."""
+
+    inputs: list
+    outputs: list  # [(dtype, shape tuple)]
+    attrs: dict = field(default_factory=dict)
+
+
+class Op:
+    name: str = ""
+    params: tuple = ("input",)
+    limits: dict = {}
+    # Keys of `limits` that are option members holding operands (bias, scale, c, ...).
+    option_operands: tuple = ()
+
+    def support_limits(self) -> dict:
+        return {k: {"dataTypes": list(v)} for k, v in self.limits.items()}
+
+    def infer(self, *args, **options) -> Inferred:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def compute(self, attrs: dict, *inputs) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def register(cls):
+    """Class decorator: instantiate and register an op (or a family of ops)."""
+    op = cls()
+    if op.name in OPS:
+        raise RuntimeError(f"op {op.name!r} registered twice")
+    OPS[op.name] = op
+    return cls
+
+
+def register_fast_path(op_name: str, fn: Callable) -> None:
+    FAST_PATHS[op_name] = fn
+
+
+def check(condition: bool, message: str) -> None:
+    """Op validation helper: raise Invalid(message) unless condition holds."""
+    if not condition:
+        raise Invalid(message)
+
+
+def ops() -> dict:
+    from . import ops as _  # noqa: F401  (importing the package registers every op)
+
+    return OPS

@@ -1,0 +1,38 @@
+import os
+import sys
+
+import pytest
+
+PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if PROJECT_ROOT not in sys.path:
+    sys.path.insert(0, PROJECT_ROOT)
+
+FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixture")
+FIXTURE_POLYFILL = os.path.join(FIXTURE, "polyfill")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "browser: drives headless Chromium (skipped when Chromium is absent)")
+
+
+def chromium_missing_reason():
+    from wpt_runner.browser import chromium_path
+    path = chromium_path()
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        return f"Chromium not found at {path} (set CHROMIUM to run browser tests)"
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        return "the playwright Python package is not installed"
+    return None
+
+
+@pytest.fixture
+def fixture_tree():
+    return FIXTURE
+
+
+@pytest.fixture
+def fixture_polyfill():
+    return FIXTURE_POLYFILL

@@ -1,0 +1,212 @@
+"""Command line: ``python -m wpt_runner [options]``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+
+from . import browser, expectations, manifest, report, results, wpttree
+from .server import Server
+
+PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_POLYFILL = os.path.join(PROJECT_ROOT, "dist")
+DEFAULT_EXPECTATIONS = os.path.join(PROJECT_ROOT, "wpt_runner", "expectations.json")
+POLYFILL_ENTRY = "webnn-polyfill.js"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m wpt_runner",
+        description="Run WPT webnn/ testharness.js tests in headless Chromium "
+                    "against the WebNN polyfill.")
+    p.add_argument("--wpt", metavar="PATH",
+                   help="WPT checkout / extracted tree, or a bare git directory "
+                        "(webnn/ resources/ interfaces/ common/ of HEAD are extracted to "
+                        "~/.cache/pywebnn/wpt/<commit>/). Default: $WPT_DIR, else the "
+                        "newest tree cached there")
+    p.add_argument("--dir", action="append", metavar="DIR",
+                   help="tree directory to discover tests in (repeatable; default: webnn)")
+    p.add_argument("--filter", action="append", metavar="GLOB",
+                   help="only tests whose path or URL matches one of these globs "
+                        "(repeatable or comma-separated; a plain directory matches "
+                        "everything below it)")
+    p.add_argument("--variants", default="cpu,gpu,npu", metavar="LIST",
+                   help="devices whose variants run, e.g. cpu or cpu,gpu (default: "
+                        "cpu,gpu,npu); variants naming no device always run; 'all' "
+                        "disables the selection")
+    p.add_argument("--globals", default="window,worker", metavar="LIST",
+                   help="window, worker (= dedicated+shared+service), dedicatedworker, "
+                        "sharedworker, serviceworker (default: window,worker)")
+    p.add_argument("--jobs", "-j", type=int, default=max(1, min(4, os.cpu_count() or 1)),
+                   help="pages run in parallel (default: number of CPUs, at most 4)")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="per test page (x%d for META: timeout=long; default 60)"
+                        % manifest.LONG_TIMEOUT_MULTIPLIER)
+    p.add_argument("--out", metavar="FILE", help="write per-subtest results as JSON")
+    p.add_argument("--report", metavar="FILE", help="write a Markdown report")
+    p.add_argument("--expectations", metavar="FILE",
+                   help="JSON of test URL -> subtest names expected to PASS; fail the run "
+                        "if one of them does not pass")
+    p.add_argument("--update-expectations", action="store_true",
+                   help="rewrite the expectations file (default wpt_runner/expectations.json) "
+                        "from this run, replacing only the entries of the tests that ran")
+    p.add_argument("--polyfill", metavar="DIR", default=DEFAULT_POLYFILL,
+                   help="directory served at /_webnn_polyfill/, must contain %s "
+                        "(default: <project>/dist)" % POLYFILL_ENTRY)
+    p.add_argument("--polyfill-config", metavar="JSON", default=None,
+                   help="JSON object merged into self.WEBNN_POLYFILL_CONFIG "
+                        "(base: {\"replaceNative\": true})")
+    p.add_argument("--no-polyfill", action="store_true",
+                   help="do not inject the polyfill (run against the bare browser)")
+    p.add_argument("--chromium", metavar="PATH", default=None,
+                   help="Chromium executable (default: $CHROMIUM or /usr/bin/chromium)")
+    p.add_argument("--list", action="store_true", help="list the selected test URLs and exit")
+    p.add_argument("--serve", action="store_true",
+                   help="only serve the tree (for a manual browser) until interrupted")
+    p.add_argument("--port", type=int, default=0, help="port for --serve (default: any)")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="print every non-passing subtest as it is reported")
+    return p
+
+
+def polyfill_config(args) -> dict:
+    cfg = {"replaceNative": True}
+    if args.polyfill_config:
+        extra = json.loads(args.polyfill_config)
+        if not isinstance(extra, dict):
+            raise ValueError("--polyfill-config must be a JSON object")
+        cfg.update(extra)
+    return cfg
+
+
+class Progress:
+    """Progress lines on stderr: files done / total and running pass counts."""
+
+    def __init__(self, total: int, verbose: bool, stream=sys.stderr):
+        self.total, self.verbose, self.stream = total, verbose, stream
+        self.done = self.passed = self.subtests = self.files_ok = 0
+        self.t0 = time.monotonic()
+
+    def __call__(self, r: results.FileResult):
+        self.done += 1
+        self.passed += r.passed
+        self.subtests += r.total
+        self.files_ok += r.ok
+        width = len(str(self.total))
+        elapsed = time.monotonic() - self.t0
+        line = (f"[{self.done:>{width}}/{self.total}] {elapsed:6.0f}s "
+                f"pass {self.passed}/{self.subtests} | {r.status:<7} {r.passed}/{r.total} "
+                f"{r.url} ({r.duration:.1f}s)")
+        if r.status != "OK" and r.message:
+            line += f"\n      {r.message.splitlines()[0][:200]}"
+        if self.verbose:
+            for s in r.subtests:
+                if s["status"] != "PASS":
+                    msg = (s.get("message") or "").splitlines()[:1]
+                    line += f"\n      {s['status']}: {s['name']}" + (f" -- {msg[0][:200]}" if msg else "")
+            for e in r.errors[:5]:
+                line += f"\n      {e.splitlines()[0][:200]}"
+        print(line, file=self.stream, flush=True)
+
+
+def select_runs(root: str, args) -> list:
+    dirs = args.dir or ["webnn"]
+    sources = manifest.discover_sources(root, dirs)
+    scopes = manifest.parse_scope_list(args.globals)
+    devices = None if args.variants.strip() == "all" else {
+        d.strip() for d in args.variants.split(",") if d.strip()}
+    patterns = manifest.split_patterns(args.filter)
+    return manifest.expand_runs(root, sources, scopes, devices, patterns)
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    try:
+        root = wpttree.resolve(args.wpt, log=log)
+        runs = select_runs(root, args)
+        cfg = None if args.no_polyfill else polyfill_config(args)
+    except (OSError, ValueError, RuntimeError) as e:
+        log(f"wpt_runner: error: {e}")
+        return 2
+
+    if args.list:
+        for r in runs:
+            print(r.url)
+        return 0
+
+    polyfill_dir = None if args.no_polyfill else os.path.abspath(args.polyfill)
+    if polyfill_dir and not os.path.isfile(os.path.join(polyfill_dir, POLYFILL_ENTRY)):
+        log(f"wpt_runner: error: no {POLYFILL_ENTRY} in {polyfill_dir} "
+            "(build the polyfill, or pass --polyfill DIR / --no-polyfill)")
+        return 2
+
+    if args.serve:
+        with Server(root, polyfill_dir, cfg, port=args.port) as srv:
+            log(f"serving {root} at {srv.url}/ (Ctrl-C to stop); e.g.")
+            for r in runs[:5]:
+                log(f"  {srv.url}{r.url}")
+            try:
+                while True:
+                    time.sleep(3600)
+            except KeyboardInterrupt:
+                return 0
+
+    if not runs:
+        log("wpt_runner: no tests selected")
+        return 2
+
+    log(f"wpt_runner: {len(runs)} test pages from {root}, {args.jobs} job(s), "
+        f"polyfill {polyfill_dir or 'off'}")
+    t0 = time.monotonic()
+    with Server(root, polyfill_dir, cfg) as srv:
+        out = asyncio.run(browser.run_all(
+            runs, srv.url, jobs=args.jobs, timeout=args.timeout,
+            chromium=args.chromium, on_result=Progress(len(runs), args.verbose)))
+    duration = time.monotonic() - t0
+
+    meta = {
+        "wpt": root,
+        "commit": os.path.basename(root) if os.path.dirname(root) == wpttree.cache_root() else None,
+        "polyfill": polyfill_dir,
+        "polyfill_config": cfg,
+        "variants": args.variants,
+        "globals": args.globals,
+        "filter": manifest.split_patterns(args.filter),
+        "duration_s": round(duration, 1),
+    }
+    t = results.totals(out)
+    log(f"wpt_runner: {t['files_ok']}/{t['files']} files fully passing, "
+        f"{t['passed']}/{t['subtests']} subtests passing, in {duration:.0f}s")
+    if args.out:
+        results.write_json(args.out, out, meta)
+        log(f"wrote {args.out}")
+    if args.report:
+        report.write(args.report, out, meta)
+        log(f"wrote {args.report}")
+
+    rc = 0
+    exp_path = args.expectations or (DEFAULT_EXPECTATIONS if args.update_expectations else None)
+    if exp_path:
+        try:
+            old = expectations.load(exp_path)
+        except (OSError, ValueError) as e:
+            log(f"wpt_runner: error: cannot read expectations: {e}")
+            return 2
+        cmp = expectations.compare(old, out)
+        text = expectations.describe(cmp)
+        if text:
+            log(text)
+        if args.update_expectations:
+            expectations.dump(exp_path, expectations.updated(old, out))
+            log(f"updated {exp_path}")
+        elif cmp.failed:
+            log(f"wpt_runner: {len(cmp.regressions)} expected-passing subtest(s) did not pass")
+            rc = 1
+        else:
+            log("wpt_runner: all expected-passing subtests passed")
+    return rc

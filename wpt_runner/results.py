@@ -1,0 +1,99 @@
+"""Result records and the JSON results file."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from .manifest import Run
+
+# Harness-level statuses: testharness.js's OK/ERROR/TIMEOUT/PRECONDITION_FAILED,
+# plus CRASH when the page's renderer died.
+HARNESS_OK = "OK"
+
+
+@dataclass
+class FileResult:
+    run: Run
+    status: str                      # harness status of the page
+    message: str | None = None
+    subtests: list = field(default_factory=list)   # [{name, status, message}]
+    errors: list = field(default_factory=list)     # console errors / uncaught exceptions
+    duration: float = 0.0
+
+    @property
+    def url(self) -> str:
+        return self.run.url
+
+    @property
+    def passed(self) -> int:
+        return sum(1 for s in self.subtests if s["status"] == "PASS")
+
+    @property
+    def total(self) -> int:
+        return len(self.subtests)
+
+    @property
+    def ok(self) -> bool:
+        """The file passes: harness OK, at least one subtest, all subtests PASS."""
+        return self.status == HARNESS_OK and self.total > 0 and self.passed == self.total
+
+    def passing_names(self) -> set:
+        return {s["name"] for s in self.subtests if s["status"] == "PASS"}
+
+    def to_json(self) -> dict:
+        return {
+            "test": self.run.source,
+            "global": self.run.scope,
+            "variant": self.run.variant,
+            "status": self.status,
+            "message": self.message,
+            "duration": round(self.duration, 3),
+            "passed": self.passed,
+            "total": self.total,
+            "subtests": self.subtests,
+            "errors": self.errors,
+        }
+
+    @classmethod
+    def from_json(cls, url: str, d: dict) -> "FileResult":
+        run = Run(d["test"], d["global"], d.get("variant", ""), False)
+        assert run.url == url, (run.url, url)
+        return cls(run, d["status"], d.get("message"), list(d.get("subtests", [])),
+                   list(d.get("errors", [])), d.get("duration", 0.0))
+
+
+def totals(results) -> dict:
+    files = len(results)
+    return {
+        "files": files,
+        "files_ok": sum(1 for r in results if r.ok),
+        "subtests": sum(r.total for r in results),
+        "passed": sum(r.passed for r in results),
+        "harness": _count(r.status for r in results),
+        "subtest_status": _count(s["status"] for r in results for s in r.subtests),
+    }
+
+
+def _count(values) -> dict:
+    out = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def write_json(path: str, results, meta: dict) -> None:
+    doc = {
+        "meta": meta,
+        "totals": totals(results),
+        "results": {r.url: r.to_json() for r in results},
+    }
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+
+
+def read_json(path: str) -> list:
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    return [FileResult.from_json(url, d) for url, d in doc["results"].items()]

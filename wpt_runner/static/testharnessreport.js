@@ -1,0 +1,40 @@
+// testharnessreport.js served by wpt_runner in place of the tree's own copy.
+//
+// It switches testharness.js to explicit timeouts (the runner owns the
+// per-file deadline and calls timeout() when it expires), and records every
+// result on self.__wptRunner, which the runner polls from Playwright.
+(function() {
+  "use strict";
+  var SUBTEST = ["PASS", "FAIL", "TIMEOUT", "NOTRUN", "PRECONDITION_FAILED"];
+  var HARNESS = ["OK", "ERROR", "TIMEOUT", "PRECONDITION_FAILED"];
+  var state = self.__wptRunner = {
+    complete: false,  // set once the completion callback ran
+    status: null,     // harness status
+    message: null,
+    tests: null,      // all subtests, from the completion callback
+    results: []       // subtests as they finish (kept if the page never completes)
+  };
+  function text(v) {
+    return v === undefined || v === null ? null : String(v);
+  }
+  function convert(t) {
+    return {
+      name: text(t.name),
+      status: SUBTEST[t.status] || text(t.status),
+      message: text(t.message)
+    };
+  }
+  if (typeof setup === "function") {
+    // Draw results into the page only when a person is looking at it.
+    setup({explicit_timeout: true, output: !navigator.webdriver});
+  }
+  add_result_callback(function(t) {
+    state.results.push(convert(t));
+  });
+  add_completion_callback(function(tests, harness_status) {
+    state.tests = Array.prototype.map.call(tests, convert);
+    state.status = HARNESS[harness_status.status] || text(harness_status.status);
+    state.message = text(harness_status.message);
+    state.complete = true;
+  });
+})();
