@@ -104,6 +104,8 @@ class GraphBuilder:
             raise WebNNTypeError(f"unknown operation {name!r}")
         label = options.pop("label", "") or ""
         self._check_state(name)
+        if len(args) < len(op.params):
+            args = args + tuple(op.param_defaults[p] for p in op.params[len(args):] if p in op.param_defaults)
         if len(args) != len(op.params):
             raise WebNNTypeError(f"{name}: expected {len(op.params)} arguments, got {len(args)}")
         try:

@@ -43,6 +43,8 @@ class Op:
     limits: dict = {}
     # Keys of `limits` that are option members holding operands (bias, scale, c, ...).
     option_operands: tuple = ()
+    # Trailing positional parameters a caller may omit (legacy softmax(input)).
+    param_defaults: dict = {}
 
     def support_limits(self) -> dict:
         return {k: {"dataTypes": list(v)} for k, v in self.limits.items()}

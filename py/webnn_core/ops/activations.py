@@ -76,6 +76,7 @@ class Clamp(Op):
 class Softmax(Op):
     name = "softmax"
     params = ("input", "axis")
+    param_defaults = {"axis": None}
     limits = {"input": FLOAT, "output": FLOAT}
 
     def infer(self, input, axis):

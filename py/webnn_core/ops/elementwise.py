@@ -17,7 +17,7 @@ _erf64 = np.frompyfunc(math.erf, 1, 1)
 
 def erf(x: np.ndarray) -> np.ndarray:
     """Correctly rounded-ish erf: math.erf in float64 (numpy has no erf)."""
-    return _erf64(x.astype(np.float64)).astype(np.float64)
+    return np.asarray(_erf64(x.astype(np.float64)), dtype=np.float64)
 
 
 # --------------------------------------------------------------------------- unary
