@@ -19,7 +19,7 @@ import runtime  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "dist"
 CORE = ROOT / "py" / "webnn_core"
-JS_SOURCES = ["idl_tables.js", "webidl.js", "engine.js", "api.js", "install.js"]
+JS_SOURCES = ["idl_tables.js", "webidl.js", "simd.js", "engine.js", "api.js", "install.js"]
 
 
 def core_version() -> str:
