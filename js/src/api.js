@@ -217,10 +217,11 @@ defineOperation(MLContext.prototype, 'compute', 3, promiseOperation(function (..
   const transfer = (views) => {
     const out = {};
     for (const [name, view] of Object.entries(views)) {
+      const { byteOffset, constructor: Ctor } = view;
+      const length = view.length === undefined ? view.byteLength : view.length;  // read before detaching
       const moved = typeof view.buffer.transfer === 'function' ? view.buffer.transfer()
         : structuredClone(view.buffer, { transfer: [view.buffer] });
-      const Ctor = view.constructor;
-      out[name] = new Ctor(moved, view.byteOffset, view.length === undefined ? view.byteLength : view.length);
+      out[name] = new Ctor(moved, byteOffset, length);
     }
     return out;
   };

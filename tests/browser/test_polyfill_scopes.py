@@ -1,0 +1,45 @@
+"""The script-tag polyfill in a window, a dedicated, a shared and a service
+worker, and the ES-module entry: a graph runs through dispatch/readTensor and
+through the deprecated compute()."""
+import pytest
+
+pytestmark = pytest.mark.browser
+
+EXPECTED = {
+    "dispatch": [1.0, 2.0, 3.0, 4.0],       # relu([[1,-1],[0,1]] @ [[1,2],[3,4]]) = relu([[-2,-2],[3,4]])
+    "compute": [2.0, 4.0, 6.0, 8.0],        # [[2,0],[0,2]] @ w
+}
+
+
+def check(result):
+    assert "error" not in result, result
+    assert result["hasML"]
+    assert result["toString"] == "[object MLContext]"
+    assert result["shapeFrozen"]
+    assert result["dispatch"] == [0.0, 0.0, 3.0, 4.0]
+    assert result["byob"] == [7.0, 0.0, 0.0, 3.0, 4.0]
+    assert result["compute"] == EXPECTED["compute"]
+    assert result["computeDetached"]
+    assert result["afterBuild"] == "InvalidStateError"
+    assert result["lost"]
+
+
+def test_window(page, server):
+    page.goto(f"{server}/test-pages/window.html")
+    assert page.evaluate("window.syncInstalled")  # interfaces exist at script load
+    check(page.evaluate("window.result"))
+    assert not page.errors
+
+
+@pytest.mark.parametrize("kind", ["dedicated", "shared", "service"])
+def test_workers(page, server, kind):
+    page.goto(f"{server}/test-pages/workers.html?kind={kind}")
+    result = page.evaluate("window.result")
+    check(result)
+    assert result["scope"] == {"dedicated": "DedicatedWorkerGlobalScope", "shared": "SharedWorkerGlobalScope",
+                               "service": "ServiceWorkerGlobalScope"}[kind]
+
+
+def test_es_module_entry(page, server):
+    page.goto(f"{server}/test-pages/module.html")
+    assert page.evaluate("window.result") == {"same": True, "y": [1.0, 2.0, 3.0]}

@@ -1,0 +1,137 @@
+"""MLContext / MLTensor semantics (EXPL and digest §2.1, §3, §6.1) and opSupportLimits."""
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from webnn_core import Context, InvalidStateError, WebNNTypeError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def desc(shape, dtype="float32", **flags):
+    return {"dataType": dtype, "shape": list(shape), **flags}
+
+
+def add_graph(ctx):
+    b = ctx.graph_builder()
+    a = b.input("a", desc([2]))
+    c = b.input("b", desc([2]))
+    return b.build({"out": b.add(a, c)})
+
+
+def test_tensor_is_zero_initialised_and_write_copies_at_call_time():
+    ctx = Context()
+    t = ctx.create_tensor(desc([2], readable=True, writable=True))
+    assert ctx.read_tensor(t) == bytes(8)
+    src = bytearray(np.array([1.5, 2.5], np.float32).tobytes())
+    ctx.write_tensor(t, src)
+    src[:] = bytes(8)
+    assert np.frombuffer(ctx.read_tensor(t), np.float32).tolist() == [1.5, 2.5]
+
+
+def test_write_requires_exact_byte_length():
+    ctx = Context()
+    t = ctx.create_tensor(desc([2]))
+    for n in (4, 12, 0):
+        with pytest.raises(WebNNTypeError):
+            ctx.write_tensor(t, bytes(n))
+
+
+def test_tensor_from_another_context_is_a_type_error():
+    ctx, other = Context(), Context()
+    t = other.create_tensor(desc([2]))
+    with pytest.raises(WebNNTypeError):
+        ctx.write_tensor(t, bytes(8))
+    with pytest.raises(WebNNTypeError):
+        ctx.read_tensor(t)
+
+
+def test_destroyed_tensor_and_context_are_invalid_state():
+    ctx = Context()
+    t = ctx.create_tensor(desc([2]))
+    t.destroy()
+    with pytest.raises(InvalidStateError):
+        ctx.write_tensor(t, bytes(8))
+    with pytest.raises(InvalidStateError):
+        ctx.read_tensor(t)
+    ctx.destroy()
+    with pytest.raises(InvalidStateError):
+        ctx.create_tensor(desc([2]))
+
+
+def test_dispatch_runs_in_call_order_and_reads_snapshot():
+    ctx = Context()
+    g = add_graph(ctx)
+    a, b_, out = (ctx.create_tensor(desc([2])) for _ in range(3))
+    ctx.write_tensor(a, np.array([1, 2], np.float32).tobytes())
+    ctx.write_tensor(b_, np.array([10, 20], np.float32).tobytes())
+    ctx.dispatch(g, {"a": a, "b": b_}, {"out": out})
+    first = ctx.read_tensor(out)
+    ctx.write_tensor(a, np.array([100, 200], np.float32).tobytes())  # must not leak into the earlier read
+    ctx.dispatch(g, {"a": a, "b": b_}, {"out": out})
+    assert np.frombuffer(first, np.float32).tolist() == [11, 22]
+    assert np.frombuffer(ctx.read_tensor(out), np.float32).tolist() == [110, 220]
+    # Inputs are not modified, and outputs can feed the next dispatch.
+    assert np.frombuffer(ctx.read_tensor(a), np.float32).tolist() == [100, 200]
+    out2 = ctx.create_tensor(desc([2]))
+    ctx.dispatch(g, {"a": out, "b": out}, {"out": out2})
+    assert np.frombuffer(ctx.read_tensor(out2), np.float32).tolist() == [220, 440]
+
+
+@pytest.mark.parametrize("case", ["missing", "extra", "shape", "dtype", "dup_out", "in_is_out"])
+def test_dispatch_validation(case):
+    ctx = Context()
+    g = add_graph(ctx)
+    a, b_, out = (ctx.create_tensor(desc([2])) for _ in range(3))
+    inputs, outputs = {"a": a, "b": b_}, {"out": out}
+    if case == "missing":
+        inputs = {"a": a}
+    elif case == "extra":
+        outputs = {"out": out, "zzz": ctx.create_tensor(desc([2]))}
+    elif case == "shape":
+        inputs = {"a": a, "b": ctx.create_tensor(desc([3]))}
+    elif case == "dtype":
+        inputs = {"a": a, "b": ctx.create_tensor(desc([2], "int32"))}
+    elif case == "dup_out":
+        g = ctx.graph_builder()
+        x = g.input("x", desc([2]))
+        g = g.build({"p": g.relu(x), "q": g.relu(x)})
+        inputs, outputs = {"x": a}, {"p": out, "q": out}
+    elif case == "in_is_out":
+        outputs = {"out": a}
+    with pytest.raises(WebNNTypeError):
+        ctx.dispatch(g, inputs, outputs)
+
+
+def test_dispatch_destroyed_graph_or_context():
+    ctx = Context()
+    g = add_graph(ctx)
+    ts = {n: ctx.create_tensor(desc([2])) for n in ("a", "b", "out")}
+    g.destroyed = True
+    with pytest.raises(InvalidStateError):
+        ctx.dispatch(g, {"a": ts["a"], "b": ts["b"]}, {"out": ts["out"]})
+    g2 = add_graph(ctx)
+    ctx.destroy()
+    with pytest.raises(InvalidStateError):
+        ctx.dispatch(g2, {"a": ts["a"], "b": ts["b"]}, {"out": ts["out"]})
+
+
+def test_op_support_limits_cover_every_builder_method_of_the_idl():
+    idl = (ROOT / "js" / "src" / "idl_tables.js").read_text()
+    ops_block = idl[idl.index("const IDL_OPS"):]
+    names = re.findall(r"^  (\w+): \[", ops_block, re.M)
+    assert len(names) >= 90
+    limits = Context().op_support_limits()
+    missing = [n for n in names if n not in limits]
+    assert limits["maxTensorByteLength"] == 2**31 - 1
+    assert limits["preferredInputLayout"] in ("nchw", "nhwc")
+    for io in ("input", "constant", "output"):
+        assert {"float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8"} <= set(limits[io]["dataTypes"])
+    # Ops of the other families arrive in their own modules; those registered so far
+    # must each carry dataTypes lists under the IDL's key names.
+    for name in names:
+        if name in limits:
+            assert all("dataTypes" in v for v in limits[name].values()), name
+    assert len(missing) < len(names)

@@ -1,0 +1,77 @@
+"""Byte codecs, MLNumber casting (SPEC §8.2) and the JS bridge protocol."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from webnn_core import bridge, dtypes
+
+
+def test_int4_packs_two_per_byte_low_nibble_first():
+    # From WPT's description: uint4 [1..10] packs as 0x21 0x43 0x65 0x87 0xA9.
+    u = dtypes.from_bytes("uint4", [10], bytes([0x21, 0x43, 0x65, 0x87, 0xA9]))
+    assert u.tolist() == list(range(1, 11))
+    i = dtypes.from_bytes("int4", [10], bytes([0xA9, 0xCB, 0xED, 0x0F, 0x21]))
+    assert i.tolist() == [-7, -6, -5, -4, -3, -2, -1, 0, 1, 2]
+    assert dtypes.to_bytes("int4", i) == bytes([0xA9, 0xCB, 0xED, 0x0F, 0x21])
+    assert dtypes.byte_length("uint4", [3]) == 2  # odd counts round up
+
+
+def test_float16_and_int64_round_trip_bit_exact():
+    bits = np.array([0x3C00, 0x7C00, 0xFC00, 0x7E00, 0x8000, 0x0001], np.uint16)
+    arr = dtypes.from_bytes("float16", [6], bits.tobytes())
+    assert dtypes.to_bytes("float16", arr) == bits.tobytes()
+    big = np.array([-(2**63), 2**63 - 1], np.int64)
+    assert dtypes.to_bytes("int64", dtypes.from_bytes("int64", [2], big.tobytes())) == big.tobytes()
+
+
+@pytest.mark.parametrize("value,dtype,expected", [
+    (2.5, "int32", 2), (3.5, "int32", 4), (-2.5, "int8", -2),  # half to even
+    (1e10, "int32", 2**31 - 1), (-1e10, "uint8", 0), (math.nan, "int32", 0),
+    (math.inf, "uint32", 2**32 - 1), (2**70, "uint64", 2**64 - 1), (-(2**70), "int64", -(2**63)),
+])
+def test_cast_number_to_integers(value, dtype, expected):
+    assert int(dtypes.cast_number(value, dtype)) == expected
+
+
+def test_cast_number_to_floats():
+    assert math.isinf(float(dtypes.cast_number(1e39, "float32")))
+    assert float(dtypes.cast_number(65520.0, "float16")) == math.inf
+    assert math.isnan(float(dtypes.cast_number(math.nan, "float16")))
+    assert float(dtypes.cast_number(2**53 + 1, "float32")) == float(np.float32(2**53))
+
+
+def call(method, *args, data=None):
+    out = bridge.call(method, json.dumps(list(args)), data)
+    return out if isinstance(out, bytes) else json.loads(out)
+
+
+def test_bridge_round_trip_and_error_mapping():
+    ctx = call("create_context", "cpu", "default")["ok"]
+    b = call("new_builder", {"$o": ctx})["ok"]
+    x = call("builder_input", {"$o": b}, "x", {"dataType": "float32", "shape": [2]})["ok"]
+    assert x[1:] == ["float32", [2]]
+    # Special doubles travel as tags: clamp's maxValue = +Infinity, minValue = -0.
+    y = call("builder_op", {"$o": b}, "clamp", [{"$o": x[0]}], {"minValue": {"$n": "-0"}, "maxValue": {"$n": "Infinity"}})["ok"]
+    err = call("builder_op", {"$o": b}, "softmax", [{"$o": x[0]}, 5], {"label": "L"})
+    assert err["error"][0] == "TypeError" and "[L]" in err["error"][1]
+    g = call("builder_build", {"$o": b}, {"y": {"$o": y[0]}})["ok"]
+    assert g["inputs"] == {"x": {"dataType": "float32", "shape": [2]}}
+    t_in = call("create_tensor", {"$o": ctx}, {"dataType": "float32", "shape": [2]})["ok"]
+    t_out = call("create_tensor", {"$o": ctx}, {"dataType": "float32", "shape": [2]})["ok"]
+    call("write_tensor", {"$o": ctx}, {"$o": t_in}, data=np.array([-3, 4], np.float32).tobytes())
+    call("dispatch", {"$o": ctx}, {"$o": g["graph"]}, {"x": {"$o": t_in}}, {"y": {"$o": t_out}})
+    raw = call("read_tensor", {"$o": ctx}, {"$o": t_out})
+    assert np.frombuffer(raw, np.float32).tolist() == [0, 4]
+    call("destroy_context", {"$o": ctx})
+    err = call("read_tensor", {"$o": ctx}, {"$o": t_out})
+    assert err["error"][0] == "InvalidStateError"
+
+
+def test_bridge_reports_engine_bugs_as_operation_errors(monkeypatch):
+    def boom(*_):
+        raise ZeroDivisionError("x")
+    monkeypatch.setitem(bridge.METHODS, "new_builder", boom)
+    err = call("new_builder", 1)
+    assert err["error"][0] == "OperationError"
