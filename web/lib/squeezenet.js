@@ -1,0 +1,56 @@
+// SqueezeNet 1.0 (NHWC, OHWI filters) built with the public WebNN API from the
+// weights in shared/models/squeezenet1.0_nhwc (its README gives the wiring).
+import { fetchNpy } from './npy.js';
+
+const FIRES = ['fire2', 'fire3', 'fire4', 'fire5', 'fire6', 'fire7', 'fire8', 'fire9'];
+
+export function squeezenetWeightNames() {
+  const names = ['conv1', 'conv10'];
+  for (const f of FIRES) names.push(`${f}_squeeze`, `${f}_e1x1`, `${f}_e3x3`);
+  return names.flatMap((n) => [`${n}_kernel`, `${n}_Conv2D_bias`]);
+}
+
+export async function loadSqueezeNetWeights(baseUrl, onProgress = () => {}) {
+  const names = squeezenetWeightNames();
+  const weights = {};
+  let done = 0;
+  await Promise.all(names.map(async (n) => {
+    weights[n] = await fetchNpy(`${baseUrl}${n}.npy`);
+    onProgress(++done / names.length);
+  }));
+  return weights;
+}
+
+// "same-upper" padding for a stride-s conv: the extra pixel goes at the end.
+function sameUpper(size, kernel, stride) {
+  const total = Math.max((Math.ceil(size / stride) - 1) * stride + kernel - size, 0);
+  const begin = Math.floor(total / 2);
+  return [begin, total - begin];
+}
+
+export function buildSqueezeNet(builder, weights) {
+  const constant = (w) => builder.constant({ dataType: 'float32', shape: w.shape }, w.data);
+  const conv = (x, name, options = {}) => builder.conv2d(x, constant(weights[`${name}_kernel`]), {
+    inputLayout: 'nhwc', filterLayout: 'ohwi', bias: constant(weights[`${name}_Conv2D_bias`]), ...options,
+  });
+  const convRelu = (x, name, options) => builder.relu(conv(x, name, options));
+  const pool = (x) => builder.maxPool2d(x, { windowDimensions: [3, 3], strides: [2, 2], layout: 'nhwc' });
+  const fire = (x, name) => {
+    const s = convRelu(x, `${name}_squeeze`);
+    return builder.concat([convRelu(s, `${name}_e1x1`), convRelu(s, `${name}_e3x3`, { padding: [1, 1, 1, 1] })], 3);
+  };
+  const input = builder.input('input', { dataType: 'float32', shape: [1, 224, 224, 3] });
+  const k = weights.conv1_kernel.shape[1];
+  const [pb, pe] = sameUpper(224, k, 2);
+  let x = convRelu(input, 'conv1', { strides: [2, 2], padding: [pb, pe, pb, pe] });
+  x = pool(x);
+  x = fire(x, 'fire2'); x = fire(x, 'fire3'); x = fire(x, 'fire4');
+  x = pool(x);
+  x = fire(x, 'fire5'); x = fire(x, 'fire6'); x = fire(x, 'fire7'); x = fire(x, 'fire8');
+  x = pool(x);
+  x = fire(x, 'fire9');
+  x = convRelu(x, 'conv10');
+  x = builder.averagePool2d(x, { layout: 'nhwc' });  // window = the whole 13x13
+  x = builder.reshape(x, [1, 1001]);
+  return builder.softmax(x, 1);
+}
