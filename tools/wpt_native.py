@@ -66,6 +66,8 @@ def _array(dtype, shape, data):
         data = [data] * n
     if dtype in ("int64", "uint64"):
         return np.array([int(v) for v in data], dtype=dtypes.numpy_dtype(dtype)).reshape(shape)
+    if dtype in dtypes.FOUR_BIT:  # the harness packs into nibbles, which wraps out-of-range values
+        return dtypes.wrap_integer(np.array(data, dtype=np.int64), dtype).reshape(shape)
     return np.array(data, dtype=np.float64).astype(dtypes.numpy_dtype(dtype)).reshape(shape)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes
 from ..registry import Inferred, Op, check, register
 from ._common import ANY, FLOAT, FLOAT_OR_SIGNED, can_broadcast_to, check_axis, check_same_dtype, compute_dtype
-from .elementwise import Unary, erf
+from .elementwise import Unary, erfc
 
 
 class Activation(Unary):
@@ -18,7 +18,8 @@ class Activation(Unary):
     defaults: dict = {}
 
     def infer(self, input, **options):
-        attrs = {k: options.get(k, v) for k, v in self.defaults.items()}
+        # SPEC: alpha and beta are cast to the input's data type first.
+        attrs = {k: float(dtypes.cast_number(options.get(k, v), input.dtype)) for k, v in self.defaults.items()}
         return Inferred([input], [(input.dtype, input.shape)], attrs)
 
     def compute(self, attrs, x):
@@ -40,7 +41,8 @@ _activation("relu", lambda x: np.maximum(x, 0).astype(x.dtype), dtypes=FLOAT_OR_
 _activation("sigmoid", _f64(lambda x: 1.0 / (1.0 + np.exp(-x))))
 _activation("tanh", _f64(np.tanh))
 _activation("elu", _f64(lambda x, alpha: np.maximum(0, x) + alpha * (np.exp(np.minimum(0, x)) - 1)), alpha=1.0)
-_activation("gelu", _f64(lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2)))))
+# 0.5·x·(1 + erf(x/√2)) written with erfc, which keeps the tail of negative x exact.
+_activation("gelu", _f64(lambda x: 0.5 * x * erfc(-x / math.sqrt(2))))
 _activation("hardSigmoid", _f64(lambda x, alpha, beta: np.maximum(0, np.minimum(1, alpha * x + beta))), alpha=0.2, beta=0.5)
 _activation("hardSwish", _f64(lambda x: x * np.maximum(0, np.minimum(6, x + 3)) / 6))
 _activation("leakyRelu", _f64(lambda x, alpha: np.maximum(0, x) + alpha * np.minimum(0, x)), alpha=0.01)
