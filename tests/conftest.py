@@ -34,16 +34,21 @@ def server():
 
 
 @pytest.fixture(scope="session")
-def browser():
+def playwright():
     reason = browser_unavailable()
     if reason:
         pytest.skip(reason)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+        yield p
+
+
+@pytest.fixture(scope="session")
+def browser(playwright):
+    b = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    yield b
+    b.close()
 
 
 @pytest.fixture

@@ -287,7 +287,8 @@ def test_conv_transpose2d_bias_validation(bias):
 
 def test_conv_transpose2d_rejects_integer_and_mixed_types():
     raises(lambda b, xo, wo: b.convTranspose2d(xo, wo, label="lbl"), ("int32", (1, 1, 5, 5)), ("int32", (1, 1, 2, 2)))
-    raises(lambda b, xo, wo: b.convTranspose2d(xo, wo, label="lbl"), ("float32", (1, 1, 5, 5)), ("float16", (1, 1, 2, 2)))
+    raises(lambda b, xo, wo: b.convTranspose2d(xo, wo, label="lbl"),
+           ("float32", (1, 1, 5, 5)), ("float16", (1, 1, 2, 2)))
 
 
 def test_conv_transpose2d_does_not_modify_inputs():
@@ -295,3 +296,13 @@ def test_conv_transpose2d_does_not_modify_inputs():
     keep = x.copy()
     run(lambda b, xo: b.convTranspose2d(xo, const(b, np.ones((2, 1, 2, 2), np.float32)), groups=2), ("float32", x))
     np.testing.assert_array_equal(x, keep)
+
+
+def test_conv_transpose2d_groups_not_dividing_channels():
+    # WPT accepts inC=1 with groups=3 (outC = 1·3); input channel c feeds group c·groups // inC,
+    # so here group 0 gets the data and groups 1 and 2 only their bias.
+    x = np.arange(1, 5, dtype=np.float32).reshape(1, 1, 2, 2)
+    y = run(lambda b, xo: b.convTranspose2d(xo, const(b, np.ones((1, 1, 1, 1), np.float32)), groups=3,
+                                            bias=const(b, np.array([0, 1, 2], np.float32))), ("float32", x))
+    np.testing.assert_array_equal(y[0, 0], x[0, 0])
+    np.testing.assert_array_equal(y[0, 1:], np.broadcast_to(np.array([1, 2], np.float32)[:, None, None], (2, 2, 2)))

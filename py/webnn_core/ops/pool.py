@@ -75,7 +75,8 @@ class AveragePool2d(Pool2d):
 
     def reduce(self, x, attrs):
         total = self._windows(x, attrs, 0).sum(axis=(3, 4), dtype=np.float64)
-        return total / _valid_counts(x, attrs, self)
+        # A window lying wholly in the padding averages nothing: 0, like l2Pool2d's empty sum.
+        return total / np.maximum(_valid_counts(x, attrs, self), 1)
 
 
 @register
