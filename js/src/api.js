@@ -144,6 +144,13 @@ defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function 
   // Settle later, rechecking: destroying the tensor or context meanwhile rejects.
   return new Promise((resolve, reject) => {
     setTimeout(() => {
+      try {
+        settle();
+      } catch (e) {
+        reject(e);  // never leave a read pending
+      }
+    }, 0);
+    function settle() {
       if (s.destroyed || t.destroyed) {
         reject(new DOMException('readTensor: the tensor or its context was destroyed before the read completed', 'InvalidStateError'));
         return;
@@ -159,7 +166,7 @@ defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function 
       }
       view.set(bytes);
       resolve(undefined);
-    }, 0);
+    }
   });
 }));
 

@@ -1,9 +1,127 @@
-// SIMD microkernels: a standalone wasm32+simd128 module that shares Pyodide's
-// linear memory and works in place on numpy buffers. (Stub: filled in by the
-// CPU-speed work; the engine calls these two hooks.)
+// SIMD microkernels: a standalone wasm32+simd128 module (dist/webnn-kernels.wasm,
+// built from csrc/) that shares Pyodide's linear memory and works in place on
+// numpy buffers: Python passes array addresses, the module reads and writes
+// them directly (no copies). Pyodide 0.27 does not expose its
+// WebAssembly.Memory, so it is captured from the import object Pyodide hands
+// to WebAssembly.instantiate(Streaming) while the engine loads.
+//
+// Switches: CONFIG.fastPaths (false: numpy kernels only) and, on any page,
+// the query parameter ?fastpaths=0|1 which overrides it. CONFIG.debug logs
+// whether the fast path is active and, if not, why. Anything failing here
+// leaves the engine on its numpy kernels, with the reason in
+// webnnPolyfill.engineStats.simd.
 
-// Called just before loadPyodide(): a chance to capture Pyodide's memory.
-function simdBeforeEngineLoad() {}
+const SIMD = { memory: null, restore: null };
+
+// A minimal module using v128 (i32.const 0; i8x16.splat; i8x16.popcnt).
+const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0,
+  10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
+
+function simdQueryOverride() {
+  try {
+    const search = globalThis.location ? globalThis.location.search : '';
+    const value = new URLSearchParams(search).get('fastpaths');
+    if (value === null) return null;
+    return !['0', 'false', 'off', 'no'].includes(value.toLowerCase());
+  } catch (e) {
+    return null;
+  }
+}
+
+// Called just before loadPyodide(): wrap WebAssembly.instantiate(Streaming)
+// to see Pyodide's memory go by (restored in simdAttach).
+function simdBeforeEngineLoad() {
+  const WA = globalThis.WebAssembly;
+  if (!WA || SIMD.memory || SIMD.restore) return;
+  const orig = { instantiate: WA.instantiate, instantiateStreaming: WA.instantiateStreaming };
+  const fromImports = (imports) => {
+    try {
+      const m = imports && imports.env && imports.env.memory;
+      if (!SIMD.memory && m instanceof WA.Memory) SIMD.memory = m;
+    } catch (e) { /* not ours to worry about */ }
+  };
+  const fromResult = (result) => {
+    try {  // an engine that exports its memory instead of importing it
+      const instance = result && (result.instance || result);
+      const exports = instance && instance.exports;
+      if (!SIMD.memory && exports) {
+        for (const value of Object.values(exports)) {
+          if (value instanceof WA.Memory) { SIMD.memory = value; break; }
+        }
+      }
+    } catch (e) { /* ignore */ }
+    return result;
+  };
+  WA.instantiate = function (source, imports, ...rest) {
+    fromImports(imports);
+    return orig.instantiate.call(this, source, imports, ...rest).then(fromResult);
+  };
+  if (typeof orig.instantiateStreaming === 'function') {
+    WA.instantiateStreaming = function (source, imports, ...rest) {
+      fromImports(imports);
+      return orig.instantiateStreaming.call(this, source, imports, ...rest).then(fromResult);
+    };
+  }
+  SIMD.restore = () => {
+    WA.instantiate = orig.instantiate;
+    if (typeof orig.instantiateStreaming === 'function') WA.instantiateStreaming = orig.instantiateStreaming;
+    SIMD.restore = null;
+  };
+}
+
+function pyToJs(value) {
+  if (value && typeof value.toJs === 'function') {
+    try {
+      return value.toJs({ dict_converter: Object.fromEntries });
+    } finally {
+      value.destroy();
+    }
+  }
+  return value;
+}
+
+async function loadKernelModule(memory) {
+  if (!WebAssembly.validate(SIMD_PROBE)) throw new Error('this browser has no WebAssembly SIMD');
+  const url = RUNTIME_BASE + 'webnn-kernels.wasm';
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  const { instance } = await WebAssembly.instantiate(await response.arrayBuffer(), { env: { memory } });
+  return instance.exports;
+}
 
 // Called once numpy and webnn_core are loaded.
-async function simdAttach(pyodide) {}
+async function simdAttach(pyodide) {
+  if (SIMD.restore) SIMD.restore();
+  const kernels = pyodide.pyimport('webnn_core.kernels');
+  const fast = pyodide.pyimport('webnn_core.fast');
+  const override = simdQueryOverride();
+  if (override !== null) kernels.set_fast_paths(override);
+  let status;
+  try {
+    if (!SIMD.memory) throw new Error("Pyodide's WebAssembly.Memory was not captured");
+    const exports = await loadKernelModule(SIMD.memory);
+    status = pyToJs(fast.attach_wasm(exports));
+  } catch (e) {
+    fast.unavailable(`wasm kernels unavailable: ${e && e.message ? e.message : e}`);
+    status = pyToJs(fast.status());
+  }
+  status.enabled = !!kernels.fast_paths_enabled();
+  ENGINE_STATS.simd = status;
+  // A small handle for benchmarks and debugging (webnnPolyfill.engineStats.kernels).
+  ENGINE_STATS.kernels = {
+    status: () => Object.assign(pyToJs(fast.status()), { enabled: !!kernels.fast_paths_enabled() }),
+    // Graphs are compiled (fusion, packing) at build(): build after switching.
+    setFastPaths: (on) => kernels.set_fast_paths(!!on),
+    setProfiling: (on) => kernels.set_profiling(!!on),
+    resetProfile: () => kernels.reset_profile(),
+    profile: () => pyToJs(kernels.profile()),
+    fallbackReasons: () => pyToJs(kernels.fallback_reasons.copy()),
+  };
+  if (CONFIG.debug) {
+    if (status.backend) {
+      console.log(`webnn-polyfill: SIMD kernels active (${status.detail}); fast paths ${status.enabled ? 'on' : 'off'}`);
+    } else {
+      console.log(`webnn-polyfill: numpy kernels only: ${status.reason}`);
+    }
+  }
+}

@@ -159,7 +159,9 @@ function toBufferSource(value, what) {
 
 // The bytes of a buffer source as a Uint8Array (a detached one has length 0).
 function bytesOf(source) {
-  if (ArrayBuffer.isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+  const buffer = ArrayBuffer.isView(source) ? source.buffer : source;
+  if (buffer.detached === true) return new Uint8Array(0);
+  if (ArrayBuffer.isView(source)) return new Uint8Array(buffer, source.byteOffset, source.byteLength);
   return new Uint8Array(source);
 }
 

@@ -120,6 +120,7 @@ class GraphBuilder:
         except Invalid as e:
             raise _labelled(label, name, e) from None
         node = Node(op, inferred.inputs, inferred.attrs, label)
+        node.call = (args, options)
         node.outputs = [Operand(self, dt, shp, "output", node=node) for dt, shp in inferred.outputs]
         return node.outputs if getattr(op, "returns_sequence", False) else node.outputs[0]
 
@@ -140,7 +141,7 @@ class GraphBuilder:
             raise AttributeError(name)
 
         def method(*args, **options):
-            if len(args) == len(ops()[name].params) + 1 and isinstance(args[-1], dict):
+            if args and isinstance(args[-1], dict):  # no positional parameter takes a dict: it is the options
                 options = {**args[-1], **options}
                 args = args[:-1]
             return self.op(name, *args, **options)
