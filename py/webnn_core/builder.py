@@ -7,6 +7,8 @@ validation failures into TypeErrors carrying the op's label.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from . import dtypes
 from .errors import Invalid, InvalidStateError, WebNNTypeError
 from .graph import Graph, Node, Operand
@@ -90,8 +92,6 @@ class GraphBuilder:
 
     def constant_scalar(self, dtype: str, value) -> Operand:
         """The `constant(type, MLNumber value)` overload: a 0-D constant."""
-        import numpy as np
-
         self._check_state("constant")
         if dtype not in self.context.io_types["constant"]:
             raise WebNNTypeError(f"constant: data type {dtype} is not supported")
@@ -168,14 +168,14 @@ class GraphBuilder:
 
 
 def _array_from(dtype, shape, data, what):
-    import numpy as np
-
     if isinstance(data, np.ndarray):
         if data.dtype != dtypes.numpy_dtype(dtype) or data.shape != tuple(shape):
             if data.size != dtypes.element_count(shape):
                 raise WebNNTypeError(f"{what}: the array has {data.size} elements, the descriptor needs {dtypes.element_count(shape)}")
-            data = data.astype(dtypes.numpy_dtype(dtype)).reshape(shape)
-        return np.array(data, copy=True)
+            data = data.reshape(shape)
+        if dtype in dtypes.FOUR_BIT:  # as packing into nibbles would: keep the low 4 bits
+            return dtypes.wrap_integer(data, dtype)
+        return np.array(data, dtype=dtypes.numpy_dtype(dtype), copy=True)
     data = memoryview(data).cast("B")
     expected = dtypes.byte_length(dtype, shape)
     if data.nbytes != expected:
