@@ -14,12 +14,13 @@ import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import build_kernels  # noqa: E402
 import runtime  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "dist"
 CORE = ROOT / "py" / "webnn_core"
-JS_SOURCES = ["idl_tables.js", "webidl.js", "simd.js", "engine.js", "api.js", "install.js"]
+JS_SOURCES = ["idl_tables.js", "webidl.js", "simd.js", "engine.js", "api.js", "nnef.js", "install.js"]
 
 
 def core_version() -> str:
@@ -74,6 +75,9 @@ def build(with_runtime: bool = True) -> Path:
         f"const SCRIPT_URL_OVERRIDE = import.meta.url;\n{body}\n"
         "export const ml = globalThis.navigator ? globalThis.navigator.ml : undefined;\n"
         "export default globalThis.webnnPolyfill;\n")
+    # SIMD microkernels (csrc/): dist/webnn-kernels.wasm, and the native twin for tests.
+    # Without clang/wasm-ld this only warns: the polyfill then runs numpy-only.
+    build_kernels.build()
     if with_runtime:
         src = runtime.assemble()
         for f in src.iterdir():

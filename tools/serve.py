@@ -1,9 +1,11 @@
 """A small static server for the gallery, the tests and the benchmark.
 
 Mounts (URL prefix -> folder): / -> web/, /dist/ -> dist/, /models/ ->
-../shared/models (or $WEBNN_MODELS). Serves .wasm as application/wasm (for
-streaming compilation), sends COOP/COEP so pages are cross-origin isolated
-(SharedArrayBuffer), and CORP so workers may load the runtime.
+../shared/models (or $WEBNN_MODELS), /vendor/ -> .cache/node/node_modules
+(TensorFlow.js for the benchmark page; tools/bench.py installs it). Serves
+.wasm as application/wasm (for streaming compilation), sends COOP/COEP so
+pages are cross-origin isolated (SharedArrayBuffer), and CORP so workers may
+load the runtime.
 
     python tools/serve.py [--port 8000] [--host 127.0.0.1]
 """
@@ -24,7 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def default_mounts() -> dict:
     models = Path(os.environ.get("WEBNN_MODELS", ROOT.parent / "shared" / "models"))
-    return {"/dist/": ROOT / "dist", "/models/": models, "/": ROOT / "web"}
+    return {"/dist/": ROOT / "dist", "/models/": models, "/vendor/": ROOT / ".cache" / "node" / "node_modules",
+            "/": ROOT / "web"}
 
 
 class Handler(http.server.SimpleHTTPRequestHandler):

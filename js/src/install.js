@@ -34,6 +34,9 @@ function install() {
       ready: () => engine().then(() => true),
       // The Pyodide instance, for tools and debugging (null before the engine starts).
       pyodide: () => (ENGINE ? ENGINE.pyodide : null),
+      // NNEF import/export (js/src/nnef.js).
+      loadNNEF: (context, source, options) => loadNNEF(context, source, options),
+      exportNNEF: (graph, options) => exportNNEF(graph, options),
     }),
     writable: false, enumerable: false, configurable: true,
   });

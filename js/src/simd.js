@@ -5,8 +5,13 @@
 // WebAssembly.Memory, so it is captured from the import object Pyodide hands
 // to WebAssembly.instantiate(Streaming) while the engine loads.
 //
-// Switches: CONFIG.fastPaths (false: numpy kernels only) and, on any page,
-// the query parameter ?fastpaths=0|1 which overrides it. CONFIG.debug logs
+// Two builds of the same kernels: webnn-kernels-relaxed.wasm (relaxed SIMD:
+// f32x4.relaxed_madd, a fused multiply-add on CPUs with one) where the
+// engine validates it, else webnn-kernels.wasm (plain simd128).
+//
+// Switches: CONFIG.fastPaths (false: numpy kernels only; 'simd128': never the
+// relaxed build) and, on any page, the query parameter ?fastpaths=0|1|simd128
+// which overrides it. CONFIG.debug logs
 // whether the fast path is active and, if not, why. Anything failing here
 // leaves the engine on its numpy kernels, with the reason in
 // webnnPolyfill.engineStats.simd.
@@ -17,15 +22,17 @@ const SIMD = { memory: null, restore: null };
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0,
   10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
 
-function simdQueryOverride() {
+// The effective setting: false (numpy only), 'simd128' or true (best build).
+function simdSetting() {
+  let value = CONFIG.fastPaths;
   try {
     const search = globalThis.location ? globalThis.location.search : '';
-    const value = new URLSearchParams(search).get('fastpaths');
-    if (value === null) return null;
-    return !['0', 'false', 'off', 'no'].includes(value.toLowerCase());
-  } catch (e) {
-    return null;
-  }
+    const q = new URLSearchParams(search).get('fastpaths');
+    if (q !== null) value = q.toLowerCase();
+  } catch (e) { /* no location */ }
+  if (value === false || ['0', 'false', 'off', 'no'].includes(value)) return false;
+  if (value === 'simd128' || value === 'simd') return 'simd128';
+  return true;
 }
 
 // Called just before loadPyodide(): wrap WebAssembly.instantiate(Streaming)
@@ -80,12 +87,25 @@ function pyToJs(value) {
   return value;
 }
 
-async function loadKernelModule(memory) {
-  if (!WebAssembly.validate(SIMD_PROBE)) throw new Error('this browser has no WebAssembly SIMD');
-  const url = RUNTIME_BASE + 'webnn-kernels.wasm';
+async function fetchBytes(url) {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  const { instance } = await WebAssembly.instantiate(await response.arrayBuffer(), { env: { memory } });
+  return response.arrayBuffer();
+}
+
+async function loadKernelModule(memory, allowRelaxed) {
+  if (!WebAssembly.validate(SIMD_PROBE)) throw new Error('this browser has no WebAssembly SIMD');
+  let bytes = null;
+  if (allowRelaxed) {
+    try {
+      bytes = await fetchBytes(RUNTIME_BASE + 'webnn-kernels-relaxed.wasm');
+      if (!WebAssembly.validate(bytes)) bytes = null;  // no relaxed SIMD here
+    } catch (e) {
+      bytes = null;
+    }
+  }
+  if (!bytes) bytes = await fetchBytes(RUNTIME_BASE + 'webnn-kernels.wasm');
+  const { instance } = await WebAssembly.instantiate(bytes, { env: { memory } });
   return instance.exports;
 }
 
@@ -94,12 +114,12 @@ async function simdAttach(pyodide) {
   if (SIMD.restore) SIMD.restore();
   const kernels = pyodide.pyimport('webnn_core.kernels');
   const fast = pyodide.pyimport('webnn_core.fast');
-  const override = simdQueryOverride();
-  if (override !== null) kernels.set_fast_paths(override);
+  const setting = simdSetting();
+  kernels.set_fast_paths(setting !== false);
   let status;
   try {
     if (!SIMD.memory) throw new Error("Pyodide's WebAssembly.Memory was not captured");
-    const exports = await loadKernelModule(SIMD.memory);
+    const exports = await loadKernelModule(SIMD.memory, setting !== 'simd128');
     status = pyToJs(fast.attach_wasm(exports));
   } catch (e) {
     fast.unavailable(`wasm kernels unavailable: ${e && e.message ? e.message : e}`);

@@ -152,3 +152,33 @@ def call(method: str, payload: str, data=None):
     except Exception as e:  # an engine bug: surface it, never hang or crash the page
         err = OperationError(f"{method}: internal error: {type(e).__name__}: {e}")
         return json.dumps({"error": [err.js_name, err.message, traceback.format_exc()]})
+
+
+# -- NNEF (webnn_core.nnef.jsapi; JS side: js/src/nnef.js) -------------------------------
+def nnef_load(context, manifest, options, data):
+    from .nnef import jsapi
+
+    model, info = jsapi.load(context, manifest, options, data)
+    return {"graph": _register(model.graph), **info}
+
+
+def nnef_required_files(graph_text):
+    from .nnef import jsapi
+
+    return jsapi.required_files(graph_text)
+
+
+def nnef_export(graph, name):
+    from .nnef import jsapi
+
+    return jsapi.export(graph, name)
+
+
+def nnef_export_archive(graph, name):
+    from .nnef import jsapi
+
+    return jsapi.export_archive(graph, name)  # bytes: returned raw
+
+
+METHODS.update({f.__name__: f for f in (nnef_load, nnef_required_files, nnef_export, nnef_export_archive)})
+_TAKES_DATA.add("nnef_load")

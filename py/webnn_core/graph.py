@@ -29,7 +29,7 @@ class Operand:
 
 
 class Node:
-    __slots__ = ("op", "inputs", "outputs", "attrs", "label")
+    __slots__ = ("op", "inputs", "outputs", "attrs", "label", "call")
 
     def __init__(self, op, inputs, attrs, label):
         self.op = op
@@ -37,6 +37,7 @@ class Node:
         self.outputs = []
         self.attrs = attrs
         self.label = label
+        self.call = None  # (args, options) as the builder received them (exporters read it)
 
 
 def reachable_nodes(outputs):
@@ -82,6 +83,10 @@ class Graph:
                 elif inp.kind == "constant":
                     self.constants[inp.id] = inp.value
         self.outputs: dict[str, Operand] = dict(named_outputs)
+        # Fast-path compilation (fusion, weight packing, buffer plan); a no-op without fast paths.
+        from .compile import compile_nodes
+
+        nodes = compile_nodes(nodes, outputs, self.constants)
         self.nodes = nodes
         # Free each intermediate after its last reader so peak memory stays low.
         last_use: dict[int, int] = {}

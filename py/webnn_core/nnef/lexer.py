@@ -2,7 +2,8 @@
 string and logical literals, operators, punctuation, `#` comments."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from typing import NamedTuple
 
 from .errors import NNEFSyntaxError
 
@@ -16,8 +17,7 @@ SYMBOLS = ("->", "<=", ">=", "==", "!=", "&&", "||",
 WHITESPACE = " \t\n\r\v\f"
 
 
-@dataclass(frozen=True)
-class Pos:
+class Pos(NamedTuple):
     file: str
     line: int
     column: int
@@ -26,11 +26,16 @@ class Pos:
         return f"{self.file}:{self.line}:{self.column}"
 
 
-@dataclass
 class Token:
-    kind: str      # 'identifier' | 'integer' | 'scalar' | 'string' | a keyword | a symbol | 'eof'
-    text: str      # the source text (for strings: the decoded value)
-    pos: Pos
+    __slots__ = ("kind", "text", "pos")
+
+    def __init__(self, kind, text, pos):
+        self.kind = kind   # 'identifier' | 'integer' | 'scalar' | 'string' | a keyword | a symbol | 'eof'
+        self.text = text   # the source text (for strings: the decoded value)
+        self.pos = pos
+
+    def __repr__(self):
+        return f"Token({self.kind!r}, {self.text!r}, {self.pos})"
 
     def describe(self) -> str:
         if self.kind == "eof":
@@ -42,96 +47,57 @@ class Token:
         return f"'{self.kind}'"
 
 
+_TOKEN = re.compile(r"""
+    (?P<nl>\n)
+  | (?P<ws>[ \t\r\v\f]+)
+  | (?P<comment>\#[^\n\f]*)
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<number>[0-9]+(?P<frac>\.[0-9]*)?(?P<exp>[eE][+-]?[0-9]+)?)
+  | (?P<string>'(?:[^'\\\n]|\\[^\n])*'|"(?:[^"\\\n]|\\[^\n])*")
+  | (?P<sym>->|<=|>=|==|!=|&&|\|\||[()\[\]{}:=,;<>+\-*/^!?])
+""", re.X)
+_UNESCAPE = re.compile(r"\\(.)")
+
+
 def tokenize(text: str, file: str = "<input>") -> list:
     tokens = []
-    i, line, col = 0, 1, 1
-    n = len(text)
-
-    def advance(k):
-        nonlocal i, line, col
-        for _ in range(k):
-            if text[i] == "\n":
-                line += 1
-                col = 1
-            else:
-                col += 1
-            i += 1
-
-    while True:
-        # whitespace and comments
-        while i < n:
+    append = tokens.append
+    i, n = 0, len(text)
+    line, line_start = 1, 0
+    match = _TOKEN.match
+    while i < n:
+        m = match(text, i)
+        if m is None:
             c = text[i]
-            if c in WHITESPACE:
-                advance(1)
-            elif c == "#":
-                while i < n and text[i] not in "\n\f":
-                    advance(1)
-            else:
-                break
-        if i >= n:
-            tokens.append(Token("eof", "", Pos(file, line, col)))
-            return tokens
-        pos = Pos(file, line, col)
-        c = text[i]
-        if c.isascii() and (c.isalpha() or c == "_"):
-            j = i
-            while j < n and text[j].isascii() and (text[j].isalnum() or text[j] == "_"):
-                j += 1
-            word = text[i:j]
-            tokens.append(Token(word if word in KEYWORDS else "identifier", word, pos))
-            advance(j - i)
-        elif c.isascii() and c.isdigit():
-            j = i
-            while j < n and text[j].isdigit() and text[j].isascii():
-                j += 1
-            kind = "integer"
-            if j < n and text[j] == ".":
-                kind = "scalar"
-                j += 1
-                while j < n and text[j].isdigit() and text[j].isascii():
-                    j += 1
-            if j < n and text[j] in "eE":
-                k = j + 1
-                if k < n and text[k] in "+-":
-                    k += 1
-                if k < n and text[k].isdigit() and text[k].isascii():
-                    kind = "scalar"
-                    j = k
-                    while j < n and text[j].isdigit() and text[j].isascii():
-                        j += 1
-                else:
-                    advance(k - i)
-                    raise NNEFSyntaxError("expected exponent digits in numeric literal", file, line, col)
-            tokens.append(Token(kind, text[i:j], pos))
-            advance(j - i)
-        elif c in "'\"":
-            quote = c
-            j = i + 1
-            chars = []
-            while True:
-                if j >= n or text[j] == "\n":
-                    raise NNEFSyntaxError("unterminated string literal", file, pos.line, pos.column)
-                ch = text[j]
-                if ch == "\\":
-                    if j + 1 >= n:
-                        raise NNEFSyntaxError("unterminated string literal", file, pos.line, pos.column)
-                    chars.append(text[j + 1])
-                    j += 2
-                    continue
-                if ch == quote:
-                    break
+            col = i - line_start + 1
+            if c in "'\"":
+                raise NNEFSyntaxError("unterminated string literal", file, line, col)
+            raise NNEFSyntaxError(f"unexpected character {c!r}", file, line, col)
+        kind = m.lastgroup
+        j = m.end()
+        if kind == "nl":
+            line += 1
+            line_start = j
+        elif kind == "ident":
+            word = m.group(kind)
+            append(Token(word if word in KEYWORDS else "identifier", word, Pos(file, line, i - line_start + 1)))
+        elif kind in ("number", "frac", "exp"):
+            word = m.group("number")
+            scalar = m.group("frac") is not None or m.group("exp") is not None
+            if j < n and text[j] in "eE" and not scalar:
+                pass  # '1e' : the 'e' becomes an identifier and the parser reports it
+            append(Token("scalar" if scalar else "integer", word, Pos(file, line, i - line_start + 1)))
+        elif kind == "string":
+            raw = m.group(kind)[1:-1]
+            for k, ch in enumerate(raw):
                 if not (" " <= ch <= "~"):
-                    raise NNEFSyntaxError(f"string literals may only contain printable ASCII characters, found {ch!r}",
-                                          file, pos.line, pos.column + (j - i))
-                chars.append(ch)
-                j += 1
-            tokens.append(Token("string", "".join(chars), pos))
-            advance(j + 1 - i)
-        else:
-            for sym in SYMBOLS:
-                if text.startswith(sym, i):
-                    tokens.append(Token(sym, sym, pos))
-                    advance(len(sym))
-                    break
-            else:
-                raise NNEFSyntaxError(f"unexpected character {c!r}", file, line, col)
+                    raise NNEFSyntaxError(
+                        f"string literals may only contain printable ASCII characters, found {ch!r}",
+                        file, line, i - line_start + 2 + k)
+            append(Token("string", _UNESCAPE.sub(r"\1", raw), Pos(file, line, i - line_start + 1)))
+        elif kind == "sym":
+            sym = m.group(kind)
+            append(Token(sym, sym, Pos(file, line, i - line_start + 1)))
+        i = j
+    append(Token("eof", "", Pos(file, line, i - line_start + 1)))
+    return tokens

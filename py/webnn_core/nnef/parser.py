@@ -413,28 +413,39 @@ class Parser:
         return node
 
     def mul_expr(self):
-        node = self.pow_expr()
+        node = self.unary_expr()
         while self.tok.kind in ("*", "/"):
             t = self.next()
-            node = A.Binary(t.kind, node, self.pow_expr(), pos=t.pos)
-        return node
-
-    def pow_expr(self):
-        node = self.unary_expr()
-        while self.tok.kind == "^":
-            t = self.next()
-            node = A.Binary("^", node, self.unary_expr(), pos=t.pos)
+            node = A.Binary(t.kind, node, self.unary_expr(), pos=t.pos)
         return node
 
     def unary_expr(self):
+        """Prefix operators bind looser than '^' (-2 ^ 2 is -4, as in the reference)."""
         t = self.tok
         if t.kind in ("-", "+", "!"):
             self.next()
-            arg = self.unary_expr()
-            if t.kind == "-" and isinstance(arg, A.Literal) and arg.type in (A.INTEGER, A.SCALAR):
-                return A.Literal(-arg.value, arg.type, pos=t.pos)
-            return A.Unary(t.kind, arg, pos=t.pos)
+            return self._unary(t, self.unary_expr())
+        return self.pow_expr()
+
+    def pow_expr(self):
+        node = self.postfix_expr()
+        while self.tok.kind == "^":
+            t = self.next()
+            node = A.Binary("^", node, self.pow_operand(), pos=t.pos)
+        return node
+
+    def pow_operand(self):
+        t = self.tok
+        if t.kind in ("-", "+", "!"):
+            self.next()
+            return self._unary(t, self.pow_operand())
         return self.postfix_expr()
+
+    @staticmethod
+    def _unary(t, arg):
+        if t.kind == "-" and isinstance(arg, A.Literal) and arg.type in (A.INTEGER, A.SCALAR):
+            return A.Literal(-arg.value, arg.type, pos=t.pos)
+        return A.Unary(t.kind, arg, pos=t.pos)
 
     def postfix_expr(self):
         node = self.primary()

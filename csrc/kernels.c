@@ -1,0 +1,363 @@
+/* webnn-kernels: float32 microkernels for the WebNN polyfill's hot ops.
+ *
+ * One translation unit, compiled twice by tools/build_kernels.py:
+ *   - wasm32 + simd128 (dist/webnn-kernels.wasm), instantiated against
+ *     Pyodide's own linear memory and called with numpy buffer addresses;
+ *   - natively (.cache/kernels/libwebnn_kernels.so) for pytest via ctypes.
+ * Every pointer is an address of a numpy buffer the caller keeps alive;
+ * scratch space is a numpy allocation too. See simd.h for the rules.
+ *
+ * Layouts: activations NHWC (rows of channels; an output row stride `ldy`
+ * lets a convolution write straight into a channel slice of a concat), GEMM
+ * weights packed in 8-column panels (gemm.h), depthwise weights [KH*KW][C].
+ */
+#include "simd.h"
+#include "gemm.h"
+
+#define WK_ABI_VERSION 1
+
+WK_EXPORT int wk_abi_version(void) { return WK_ABI_VERSION; }
+
+/* 1 when multiply-adds may be fused (the relaxed-SIMD build), else 0. */
+WK_EXPORT int wk_fused_madd(void) { return WK_RELAXED; }
+
+/* ---------------------------------------------------------------- GEMM -- */
+
+/* C = clamp(A . B + bias): A is M x K (row stride lda), Bp packed panels
+ * (see wk_pack_b), bias null or at least round_up(N, 8) floats, C row stride ldc. */
+WK_EXPORT void wk_gemm(int M, int N, int K, const float *A, int lda, const float *Bp,
+                       const float *bias, float *C, int ldc, float lo, float hi) {
+  const v4f vlo = vsplat(lo), vhi = vsplat(hi);
+  const int clamp = clamp_needed(lo, hi);
+  const int mc = gemm_rows_per_block(K);
+  for (int m0 = 0; m0 < M; m0 += mc) {
+    gemm_block(imin(mc, M - m0), N, K, A + m0 * lda, lda, Bp, bias, C + m0 * ldc, ldc, vlo, vhi, clamp);
+  }
+}
+
+/* Pack B (K x N, element (k, n) at B[k*sbk + n*sbn]) into 8-column panels:
+ * Bp[(n / 8) * K * 8 + k * 8 + n % 8], zero past N. Bp holds round_up(N, 8) * K floats. */
+WK_EXPORT void wk_pack_b(int K, int N, const float *B, int sbk, int sbn, float *Bp) {
+  for (int j = 0; j < N; j += WK_NR) {
+    const int nc = imin(N - j, WK_NR);
+    float *dst = Bp + j * K;
+    for (int k = 0; k < K; k++) {
+      const float *src = B + k * sbk + j * sbn;
+      if (nc == WK_NR && sbn == 1) {
+        vst(dst, vld(src));
+        vst(dst + 4, vld(src + 4));
+      } else {
+        int r = 0;
+        for (; r < nc; r++) dst[r] = src[r * sbn];
+        for (; r < WK_NR; r++) dst[r] = 0.0f;
+      }
+      dst += WK_NR;
+    }
+  }
+}
+
+/* ------------------------------------------------------------- conv2d -- */
+
+/* Parameter block of wk_conv2d / wk_dwconv2d / pools (int32 each). */
+enum {
+  P_N, P_H, P_W, P_C,          /* input NHWC (C = all channels; row stride of x) */
+  P_OH, P_OW, P_OC,            /* output */
+  P_KH, P_KW, P_SH, P_SW, P_DH, P_DW, P_PT, P_PL,
+  P_G,                         /* groups */
+  P_LDY,                       /* output pixel stride in floats (>= OC) */
+  P_MC,                        /* rows per im2col block (scratch holds P_MC * K floats) */
+  P_COUNT
+};
+
+/* One im2col row: the KH x KW x IG window of output pixel (n, oh, ow), channels
+ * [c0, c0 + IG), zero where it falls in the padding. */
+WK_INLINE void im2col_row(float *dst, const float *x, int n, int oh, int ow, const int *p, int c0, int IG) {
+  const int H = p[P_H], W = p[P_W], C = p[P_C];
+  const int KH = p[P_KH], KW = p[P_KW], DH = p[P_DH], DW = p[P_DW];
+  const int ih0 = oh * p[P_SH] - p[P_PT];
+  const int iw0 = ow * p[P_SW] - p[P_PL];
+  const int span = (KW - 1) * DW + 1;
+  const int contiguous = DW == 1 && IG == C;
+  for (int i = 0; i < KH; i++) {
+    const int ih = ih0 + i * DH;
+    if (ih < 0 || ih >= H) {
+      zero_f32(dst, KW * IG);
+      dst += KW * IG;
+      continue;
+    }
+    const float *row = x + ((n * H + ih) * W) * C + c0;
+    if (contiguous && iw0 >= 0 && iw0 + span <= W) {
+      copy_f32(dst, row + iw0 * C, KW * IG);
+      dst += KW * IG;
+      continue;
+    }
+    for (int j = 0; j < KW; j++) {
+      const int iw = iw0 + j * DW;
+      if (iw < 0 || iw >= W) zero_f32(dst, IG);
+      else copy_f32(dst, row + iw * C, IG);
+      dst += IG;
+    }
+  }
+}
+
+/* Convolution as GEMM over NHWC x. Bp: per group g, the packed panels of the
+ * (KH*KW*IG) x OG matrix W_g[k = (i*KW + j)*IG + ci][o] = w[g*OG + o, i, j, ci],
+ * round_up(OG, 8) * K floats each; bias null or per group round_up(OG, 8) floats.
+ * 1x1 stride-1 unpadded convolutions read x in place; the others gather P_MC
+ * rows at a time into `scratch` (im2col), which stays in cache for the GEMM. */
+WK_EXPORT void wk_conv2d(const int *p, const float *x, const float *Bp, const float *bias, float *y,
+                         float *scratch, float lo, float hi) {
+  const int N = p[P_N], H = p[P_H], W = p[P_W], C = p[P_C];
+  const int OH = p[P_OH], OW = p[P_OW], OC = p[P_OC];
+  const int KH = p[P_KH], KW = p[P_KW], G = p[P_G], LDY = p[P_LDY];
+  const int IG = C / G, OG = OC / G, K = KH * KW * IG;
+  const int NPG = (OG + WK_NR - 1) / WK_NR * WK_NR;
+  const int M = N * OH * OW;
+  const v4f vlo = vsplat(lo), vhi = vsplat(hi);
+  const int clamp = clamp_needed(lo, hi);
+  const int direct = KH == 1 && KW == 1 && p[P_SH] == 1 && p[P_SW] == 1 && p[P_PT] == 0 && p[P_PL] == 0 &&
+                     OH == H && OW == W;
+  if (direct) {
+    const int mc = gemm_rows_per_block(K);
+    for (int m0 = 0; m0 < M; m0 += mc) {
+      const int rows = imin(mc, M - m0);
+      for (int g = 0; g < G; g++) {
+        gemm_block(rows, OG, K, x + m0 * C + g * IG, C, Bp + g * NPG * K, bias ? bias + g * NPG : 0,
+                   y + m0 * LDY + g * OG, LDY, vlo, vhi, clamp);
+      }
+    }
+    return;
+  }
+  const int mc = p[P_MC] > 0 ? p[P_MC] : 1;
+  for (int m0 = 0; m0 < M; m0 += mc) {
+    const int rows = imin(mc, M - m0);
+    for (int g = 0; g < G; g++) {
+      int n = m0 / (OH * OW), r = m0 % (OH * OW);
+      int oh = r / OW, ow = r % OW;
+      float *dst = scratch;
+      for (int m = 0; m < rows; m++) {
+        im2col_row(dst, x, n, oh, ow, p, g * IG, IG);
+        dst += K;
+        if (++ow == OW) {
+          ow = 0;
+          if (++oh == OH) { oh = 0; n++; }
+        }
+      }
+      gemm_block(rows, OG, K, scratch, K, Bp + g * NPG * K, bias ? bias + g * NPG : 0,
+                 y + m0 * LDY + g * OG, LDY, vlo, vhi, clamp);
+    }
+  }
+}
+
+/* ---------------------------------------------------- depthwise conv2d -- */
+
+/* Depthwise convolution (groups = C, one output channel per input channel):
+ * y[n, oh, ow, c] = clamp(sum over taps (i, j) in order of x * w[(i*KW + j)*C + c] + bias[c]).
+ * Taps in the padding are skipped (they add exact zeros in the reference). */
+WK_EXPORT void wk_dwconv2d(const int *p, const float *x, const float *w, const float *bias, float *y,
+                           float lo, float hi) {
+  const int N = p[P_N], H = p[P_H], W = p[P_W], C = p[P_C];
+  const int OH = p[P_OH], OW = p[P_OW];
+  const int KH = p[P_KH], KW = p[P_KW], SH = p[P_SH], SW = p[P_SW], DH = p[P_DH], DW = p[P_DW];
+  const int PT = p[P_PT], PL = p[P_PL], LDY = p[P_LDY];
+  const v4f vlo = vsplat(lo), vhi = vsplat(hi);
+  const int clamp = clamp_needed(lo, hi);
+  for (int n = 0; n < N; n++) {
+    const float *xn = x + n * H * W * C;
+    for (int oh = 0; oh < OH; oh++) {
+      const int ih0 = oh * SH - PT;
+      /* valid tap rows: 0 <= ih0 + i*DH < H */
+      int i0 = 0, i1 = KH;
+      while (i0 < KH && ih0 + i0 * DH < 0) i0++;
+      while (i1 > i0 && ih0 + (i1 - 1) * DH >= H) i1--;
+      for (int ow = 0; ow < OW; ow++) {
+        const int iw0 = ow * SW - PL;
+        int j0 = 0, j1 = KW;
+        while (j0 < KW && iw0 + j0 * DW < 0) j0++;
+        while (j1 > j0 && iw0 + (j1 - 1) * DW >= W) j1--;
+        float *yp = y + ((n * OH + oh) * OW + ow) * LDY;
+        int c = 0;
+        for (; c + 16 <= C; c += 16) {
+          v4f a0 = vzero(), a1 = vzero(), a2 = vzero(), a3 = vzero();
+          for (int i = i0; i < i1; i++) {
+            const float *xr = xn + ((ih0 + i * DH) * W) * C + c;
+            const float *wr = w + (i * KW) * C + c;
+            for (int j = j0; j < j1; j++) {
+              const float *xp = xr + (iw0 + j * DW) * C;
+              const float *wp = wr + j * C;
+              a0 = vmadd(vld(xp), vld(wp), a0);
+              a1 = vmadd(vld(xp + 4), vld(wp + 4), a1);
+              a2 = vmadd(vld(xp + 8), vld(wp + 8), a2);
+              a3 = vmadd(vld(xp + 12), vld(wp + 12), a3);
+            }
+          }
+          if (bias) {
+            a0 += vld(bias + c); a1 += vld(bias + c + 4); a2 += vld(bias + c + 8); a3 += vld(bias + c + 12);
+          }
+          if (clamp) {
+            a0 = vclamp(a0, vlo, vhi); a1 = vclamp(a1, vlo, vhi);
+            a2 = vclamp(a2, vlo, vhi); a3 = vclamp(a3, vlo, vhi);
+          }
+          vst(yp + c, a0); vst(yp + c + 4, a1); vst(yp + c + 8, a2); vst(yp + c + 12, a3);
+        }
+        for (; c + 4 <= C; c += 4) {
+          v4f a0 = vzero();
+          for (int i = i0; i < i1; i++) {
+            const float *xr = xn + ((ih0 + i * DH) * W) * C + c;
+            const float *wr = w + (i * KW) * C + c;
+            for (int j = j0; j < j1; j++) a0 = vmadd(vld(xr + (iw0 + j * DW) * C), vld(wr + j * C), a0);
+          }
+          if (bias) a0 += vld(bias + c);
+          if (clamp) a0 = vclamp(a0, vlo, vhi);
+          vst(yp + c, a0);
+        }
+        for (; c < C; c++) {
+          float a = 0.0f;
+          for (int i = i0; i < i1; i++) {
+            const float *xr = xn + ((ih0 + i * DH) * W) * C + c;
+            const float *wr = w + (i * KW) * C + c;
+            for (int j = j0; j < j1; j++) a += xr[(iw0 + j * DW) * C] * wr[j * C];
+          }
+          if (bias) a += bias[c];
+          if (clamp) a = sclamp(a, lo, hi);
+          yp[c] = a;
+        }
+      }
+    }
+  }
+}
+
+/* ------------------------------------------------------------- pooling -- */
+
+/* Tap range [t0, t1) of a window starting at `start` (step d) inside [0, size). */
+WK_INLINE void tap_range(int start, int d, int k, int size, int *t0, int *t1) {
+  int a = 0, b = k;
+  while (a < k && start + a * d < 0) a++;
+  while (b > a && start + (b - 1) * d >= size) b--;
+  *t0 = a;
+  *t1 = b;
+}
+
+/* maxPool2d, NHWC float32: windows skip the padding and the ceil-mode
+ * overhang (both are -inf in the reference); NaN propagates. Uses P_KH..P_PL
+ * as window, strides, dilations and the leading padding; P_LDY output stride. */
+WK_EXPORT void wk_maxpool2d(const int *p, const float *x, float *y) {
+  const int N = p[P_N], H = p[P_H], W = p[P_W], C = p[P_C];
+  const int OH = p[P_OH], OW = p[P_OW];
+  const int KH = p[P_KH], KW = p[P_KW], SH = p[P_SH], SW = p[P_SW], DH = p[P_DH], DW = p[P_DW];
+  const int PT = p[P_PT], PL = p[P_PL], LDY = p[P_LDY];
+  const float ninf = -__builtin_inff();
+  const v4f vninf = vsplat(ninf);
+  for (int n = 0; n < N; n++) {
+    const float *xn = x + n * H * W * C;
+    for (int oh = 0; oh < OH; oh++) {
+      const int ih0 = oh * SH - PT;
+      int i0, i1;
+      tap_range(ih0, DH, KH, H, &i0, &i1);
+      for (int ow = 0; ow < OW; ow++) {
+        const int iw0 = ow * SW - PL;
+        int j0, j1;
+        tap_range(iw0, DW, KW, W, &j0, &j1);
+        float *yp = y + ((n * OH + oh) * OW + ow) * LDY;
+        int c = 0;
+        for (; c + 16 <= C; c += 16) {
+          v4f m0 = vninf, m1 = vninf, m2 = vninf, m3 = vninf;
+          for (int i = i0; i < i1; i++) {
+            const float *xr = xn + ((ih0 + i * DH) * W) * C + c;
+            for (int j = j0; j < j1; j++) {
+              const float *xp = xr + (iw0 + j * DW) * C;
+              m0 = vmax_nan(m0, vld(xp));
+              m1 = vmax_nan(m1, vld(xp + 4));
+              m2 = vmax_nan(m2, vld(xp + 8));
+              m3 = vmax_nan(m3, vld(xp + 12));
+            }
+          }
+          vst(yp + c, m0); vst(yp + c + 4, m1); vst(yp + c + 8, m2); vst(yp + c + 12, m3);
+        }
+        for (; c + 4 <= C; c += 4) {
+          v4f m0 = vninf;
+          for (int i = i0; i < i1; i++) {
+            const float *xr = xn + ((ih0 + i * DH) * W) * C + c;
+            for (int j = j0; j < j1; j++) m0 = vmax_nan(m0, vld(xr + (iw0 + j * DW) * C));
+          }
+          vst(yp + c, m0);
+        }
+        for (; c < C; c++) {
+          float m = ninf;
+          for (int i = i0; i < i1; i++) {
+            const float *xr = xn + ((ih0 + i * DH) * W) * C + c;
+            for (int j = j0; j < j1; j++) m = smax_nan(m, xr[(iw0 + j * DW) * C]);
+          }
+          yp[c] = m;
+        }
+      }
+    }
+  }
+}
+
+/* averagePool2d, NHWC float32: the sum of the taps inside the input, in
+ * float64, divided by their count (padding and overhang excluded; an empty
+ * window gives 0), rounded once to float32 - as the reference does. */
+WK_EXPORT void wk_avgpool2d(const int *p, const float *x, float *y) {
+  const int N = p[P_N], H = p[P_H], W = p[P_W], C = p[P_C];
+  const int OH = p[P_OH], OW = p[P_OW];
+  const int KH = p[P_KH], KW = p[P_KW], SH = p[P_SH], SW = p[P_SW], DH = p[P_DH], DW = p[P_DW];
+  const int PT = p[P_PT], PL = p[P_PL], LDY = p[P_LDY];
+  for (int n = 0; n < N; n++) {
+    const float *xn = x + n * H * W * C;
+    for (int oh = 0; oh < OH; oh++) {
+      const int ih0 = oh * SH - PT;
+      int i0, i1;
+      tap_range(ih0, DH, KH, H, &i0, &i1);
+      for (int ow = 0; ow < OW; ow++) {
+        const int iw0 = ow * SW - PL;
+        int j0, j1;
+        tap_range(iw0, DW, KW, W, &j0, &j1);
+        const int count = (i1 - i0) * (j1 - j0);
+        const double denom = (double)(count > 0 ? count : 1);
+        float *yp = y + ((n * OH + oh) * OW + ow) * LDY;
+        int c = 0;
+        for (; c + 4 <= C; c += 4) {
+          v2d s0 = (v2d){0.0, 0.0}, s1 = (v2d){0.0, 0.0};
+          for (int i = i0; i < i1; i++) {
+            const float *xr = xn + ((ih0 + i * DH) * W) * C + c;
+            for (int j = j0; j < j1; j++) {
+              const v4f v = vld(xr + (iw0 + j * DW) * C);
+              s0 += __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1), v2d);
+              s1 += __builtin_convertvector(__builtin_shufflevector(v, v, 2, 3), v2d);
+            }
+          }
+          const v2d d = (v2d){denom, denom};
+          const v2f r0 = __builtin_convertvector(s0 / d, v2f);
+          const v2f r1 = __builtin_convertvector(s1 / d, v2f);
+          vst(yp + c, __builtin_shufflevector(r0, r1, 0, 1, 2, 3));
+        }
+        for (; c < C; c++) {
+          double s = 0.0;
+          for (int i = i0; i < i1; i++) {
+            const float *xr = xn + ((ih0 + i * DH) * W) * C + c;
+            for (int j = j0; j < j1; j++) s += (double)xr[(iw0 + j * DW) * C];
+          }
+          yp[c] = (float)(s / denom);
+        }
+      }
+    }
+  }
+}
+
+/* ------------------------------------------------------- elementwise -- */
+
+/* y[i] = clamp(x[i], lo, hi) for n floats (relu: lo = 0, hi = +inf); NaN stays NaN. */
+WK_EXPORT void wk_clamp(int n, const float *x, float *y, float lo, float hi) {
+  const v4f vlo = vsplat(lo), vhi = vsplat(hi);
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    v4f a = vld(x + i), b = vld(x + i + 4), c = vld(x + i + 8), d = vld(x + i + 12);
+    vst(y + i, vclamp(a, vlo, vhi));
+    vst(y + i + 4, vclamp(b, vlo, vhi));
+    vst(y + i + 8, vclamp(c, vlo, vhi));
+    vst(y + i + 12, vclamp(d, vlo, vhi));
+  }
+  for (; i + 4 <= n; i += 4) vst(y + i, vclamp(vld(x + i), vlo, vhi));
+  for (; i < n; i++) y[i] = sclamp(x[i], lo, hi);
+}

@@ -1,0 +1,298 @@
+"""Graph compilation for the fast paths, run once by `Graph.__init__` (build()).
+
+Given the reachable nodes in topological order it returns new nodes (the
+builder's IR is never mutated) after three passes:
+
+1. Fusion: conv2d followed by relu or clamp becomes one `conv2d+relu` /
+   `conv2d+clamp` node (bias + activation in the GEMM epilogue) when the
+   conv's output has no other reader and is not a graph output. The fused
+   op's numpy kernel is the exact composition of the two reference kernels.
+2. Weight packing: constant conv2d filters (and biases) are repacked into the
+   microkernels' layouts (`fast.pack`), constant matmul/gemm B operands into
+   GEMM panels; the per-call packing is skipped.
+3. Buffers: the outputs of nodes whose kernels write into a given array
+   (NHWC float32 convolutions and pools) get preallocated buffers, shared
+   between values whose lifetimes do not overlap; a channel concat of such
+   outputs is elided (each producer writes its channel slice of the concat's
+   buffer). Values that are, or may be views of, graph outputs are never
+   pooled: any node that is not such a writer is assumed to return a view of
+   its inputs.
+
+Compilation runs only with fast paths enabled and a kernel backend attached;
+otherwise (and on any failure, reason in kernels.fallback_reasons["compile"])
+the nodes run as built, on the numpy kernels. Compiled graphs keep their
+buffers, so one graph's execute() must not be re-entered concurrently.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import kernels
+from .graph import Node
+from .registry import OPS, Op
+
+CONV_OPS = ("conv2d", "conv2d+relu", "conv2d+clamp")
+POOL_OPS = ("maxPool2d", "averagePool2d")
+
+
+class FusedConv2d(Op):
+    """conv2d + relu/clamp as one node. Its numpy kernel is the reference
+    composition: conv2d's compute, coerced like any node output, then the
+    activation's compute."""
+
+    def __init__(self, activation: str):
+        self.name = f"conv2d+{activation}"
+        self.activation = activation
+
+    def compute(self, attrs, x, w, bias=None):
+        y = OPS["conv2d"].compute(attrs, x, w, bias)
+        y = kernels._coerce(y, attrs["_conv_out"])
+        return attrs["_act_op"].compute(attrs["_act_attrs"], y)
+
+
+FUSED = {name: FusedConv2d(name) for name in ("relu", "clamp")}
+
+
+def compile_nodes(nodes: list, outputs: list, constants: dict) -> list:
+    if not kernels.fast_paths_enabled():
+        return nodes
+    from . import fast
+
+    if not fast.available():
+        return nodes
+    try:
+        compiled = _compile(nodes, outputs)
+    except Exception as e:  # noqa: BLE001 - never fail build() over an optimisation
+        kernels.decline("compile", f"{type(e).__name__}: {e}")
+        return nodes
+    kernels.fallback_reasons.pop("compile", None)
+    return compiled
+
+
+def _f32(operand) -> bool:
+    return operand is not None and operand.dtype == "float32"
+
+
+def _copy(node: Node, **attrs) -> Node:
+    new = Node(node.op, list(node.inputs), {**node.attrs, **attrs}, node.label)
+    new.outputs = list(node.outputs)
+    return new
+
+
+def _consumers(nodes) -> dict:
+    readers: dict = {}
+    for node in nodes:
+        for inp in node.inputs:
+            if inp is not None:
+                readers.setdefault(inp.id, []).append(node)
+    return readers
+
+
+# -- 1. fusion -----------------------------------------------------------------
+def _clamp_bounds(act) -> tuple[float, float] | None:
+    if act.op.name == "relu":
+        return 0.0, math.inf
+    lo, hi = act.attrs.get("min"), act.attrs.get("max")
+    return (-math.inf if lo is None else float(lo)), (math.inf if hi is None else float(hi))
+
+
+def fuse(nodes, output_ids) -> list:
+    readers = _consumers(nodes)
+    fused_away = set()
+    out = []
+    for node in nodes:
+        if id(node) in fused_away:
+            continue
+        if node.op.name == "conv2d" and _f32(node.inputs[0]) and _f32(node.outputs[0]):
+            y = node.outputs[0]
+            users = readers.get(y.id, [])
+            if len(users) == 1 and y.id not in output_ids:
+                act = users[0]
+                if (act.op.name in FUSED and len(act.inputs) == 1 and act.inputs[0] is y
+                        and _f32(act.outputs[0])):
+                    lo, hi = _clamp_bounds(act)
+                    op = FUSED[act.op.name]
+                    fused = Node(op, list(node.inputs), {**node.attrs, "_name": op.name, "_lo": lo, "_hi": hi,
+                                                         "_act_op": act.op, "_act_attrs": act.attrs,
+                                                         "_conv_out": y}, node.label or act.label)
+                    fused.outputs = list(act.outputs)
+                    fused_away.add(id(act))
+                    out.append(fused)
+                    continue
+        out.append(node)
+    return out
+
+
+# -- 2. weight packing -------------------------------------------------------------
+def _const(operand):
+    return operand is not None and operand.kind == "constant"
+
+
+def prepack(nodes) -> list:
+    from .fast.pack import pack_b, pack_conv
+
+    out = []
+    for node in nodes:
+        name = node.op.name
+        ins = node.inputs
+        if name in CONV_OPS and all(_f32(o) for o in ins[:2]):
+            bias = ins[2] if len(ins) > 2 else None
+            if _const(ins[1]) and (bias is None or (_const(bias) and _f32(bias))):
+                w = np.transpose(ins[1].value, node.attrs["filter_perm"])
+                prep = pack_conv(w, None if bias is None else bias.value, node.attrs["groups"])
+                node = _copy(node, _prep=prep)
+        elif name == "matmul" and _const(ins[1]) and _f32(ins[0]) and _f32(ins[1]):
+            if len(ins[0].shape) == 2 and len(ins[1].shape) == 2:
+                node = _copy(node, _prep=pack_b(ins[1].value))
+        elif name == "gemm" and _const(ins[1]) and _f32(ins[0]) and _f32(ins[1]):
+            b = ins[1].value
+            node = _copy(node, _prep=pack_b(b.T if node.attrs["bT"] else b))
+        out.append(node)
+    return out
+
+
+# -- 3. buffers ----------------------------------------------------------------------
+class _Buffer:
+    __slots__ = ("shape", "size", "writers", "start", "end", "slot", "concat", "parts", "pinned")
+
+    def __init__(self, shape, writers):
+        self.shape = tuple(shape)
+        self.size = int(np.prod(self.shape))
+        self.writers = writers  # node indices
+        self.start = min(writers)
+        self.end = max(writers)
+        self.slot = None
+        self.concat = None  # index of an elided concat node
+        self.parts = {}  # producer node index -> (channel offset, channels)
+        self.pinned = False
+
+
+def _writes_nhwc(node) -> bool:
+    name = node.op.name
+    if name not in CONV_OPS and name not in POOL_OPS:
+        return False
+    return node.attrs.get("layout") == "nhwc" and _f32(node.inputs[0]) and _f32(node.outputs[0])
+
+
+def plan_buffers(nodes, output_ids) -> list:
+    readers = _consumers(nodes)
+    producer = {}
+    for i, node in enumerate(nodes):
+        for o in node.outputs:
+            producer[o.id] = i
+    buffers: list[_Buffer] = []
+    writes = {}  # node index -> buffer (the node writes its output into it)
+    absorbed = set()
+    # Channel concats of writer outputs that nobody else reads: one buffer, written in place.
+    for ci, node in enumerate(nodes):
+        if node.op.name != "concat" or not _f32(node.outputs[0]) or len(node.outputs[0].shape) != 4:
+            continue
+        if node.attrs.get("axis") != 3 or node.outputs[0].id in output_ids:
+            continue
+        ids = [x.id for x in node.inputs]
+        parts, offset = {}, 0
+        for x in node.inputs:
+            pi = producer.get(x.id)
+            if (pi is not None and pi not in absorbed and pi not in parts and _writes_nhwc(nodes[pi])
+                    and ids.count(x.id) == 1 and len(readers.get(x.id, [])) == 1 and x.id not in output_ids):
+                parts[pi] = (offset, x.shape[3])
+            offset += x.shape[3]
+        if not parts:
+            continue
+        buf = _Buffer(node.outputs[0].shape, sorted(parts) + [ci])
+        buf.concat = ci
+        buf.parts = parts
+        buffers.append(buf)
+        writes[ci] = buf
+        for pi in parts:
+            writes[pi] = buf
+            absorbed.add(pi)
+    for i, node in enumerate(nodes):
+        if i not in writes and _writes_nhwc(node):
+            buf = _Buffer(node.outputs[0].shape, [i])
+            buffers.append(buf)
+            writes[i] = buf
+    if not buffers:
+        return nodes
+    # Which buffers each value may reference (conservatively: any other node may return views).
+    alias: dict = {}
+    last_use: dict = {}
+    for i, node in enumerate(nodes):
+        ins = [x for x in node.inputs if x is not None]
+        for x in ins:
+            last_use[x.id] = i
+        if i in writes:
+            refs = {id(writes[i])}
+        else:
+            refs = set()
+            for x in ins:
+                refs |= alias.get(x.id, set())
+        for o in node.outputs:
+            alias[o.id] = refs
+    by_id = {id(b): b for b in buffers}
+    for oid in output_ids:
+        for bid in alias.get(oid, ()):
+            by_id[bid].pinned = True
+    for oid, refs in alias.items():
+        for bid in refs:
+            b = by_id[bid]
+            b.end = max(b.end, last_use.get(oid, b.start))
+    live = [b for b in buffers if not b.pinned]
+    # Slots: greedy over the schedule, best fit among free slots.
+    slots: list[int] = []  # capacity in floats
+    free: list[int] = []
+    starts: dict = {}
+    ends: dict = {}
+    for b in live:
+        starts.setdefault(b.start, []).append(b)
+        ends.setdefault(b.end, []).append(b)
+    for i in range(len(nodes)):
+        for b in starts.get(i, ()):
+            fits = [s for s in free if slots[s] >= b.size]
+            if fits:
+                s = min(fits, key=lambda s: slots[s])
+            elif free:
+                s = max(free, key=lambda s: slots[s])
+                slots[s] = b.size
+            else:
+                s = len(slots)
+                slots.append(b.size)
+                free.append(s)
+            free.remove(s)
+            b.slot = s
+        for b in ends.get(i, ()):
+            free.append(b.slot)
+    arrays = [np.empty(cap, np.float32) for cap in slots]
+    new_attrs: dict = {}
+    produced: dict = {}  # operand id -> the array its producer writes (when planned)
+    for b in live:
+        arr = arrays[b.slot][:b.size].reshape(b.shape)
+        if b.concat is None:
+            new_attrs[b.writers[0]] = {"_out": arr}
+            produced[nodes[b.writers[0]].outputs[0].id] = arr
+            continue
+        views, offset = [], 0
+        for x in nodes[b.concat].inputs:
+            views.append(arr[..., offset:offset + x.shape[3]])
+            offset += x.shape[3]
+        new_attrs[b.concat] = {"_inplace": (arr, views)}
+        produced[nodes[b.concat].outputs[0].id] = arr
+        ids = [x.id for x in nodes[b.concat].inputs]
+        for pi in b.parts:
+            # The very view object the concat checks its input against.
+            new_attrs[pi] = {"_out": views[ids.index(nodes[pi].outputs[0].id)]}
+    # Tell each writer which array its input will be when its producer ran
+    # its kernel, so that the call can reuse the input's address.
+    for i, node in enumerate(nodes):
+        if _writes_nhwc(node) and node.inputs[0].id in produced:
+            new_attrs.setdefault(i, {})["_x"] = produced[node.inputs[0].id]
+    return [_copy(node, **new_attrs[i]) if i in new_attrs else node for i, node in enumerate(nodes)]
+
+
+def _compile(nodes, outputs) -> list:
+    output_ids = {o.id for o in outputs}
+    nodes = fuse(nodes, output_ids)
+    nodes = prepack(nodes)
+    return plan_buffers(nodes, output_ids)

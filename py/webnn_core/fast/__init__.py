@@ -1,0 +1,101 @@
+"""Fast paths: SIMD microkernels (csrc/) working in place on numpy buffers.
+
+Importing this package registers the fast paths (`registry.register_fast_path`)
+for conv2d (and conv2d fused with relu/clamp by webnn_core.compile), matmul,
+gemm, maxPool2d, averagePool2d, relu, clamp and in-place concat. Each one
+checks the call (float32, shapes, layouts) and declines with a reason
+(`kernels.fallback_reasons`) when it cannot take it; the numpy kernel of the
+op stays the reference and the fallback.
+
+A backend must be attached for any of them to run:
+  * in the browser, js/src/simd.js instantiates dist/webnn-kernels.wasm on
+    Pyodide's memory and calls `attach_wasm(exports)`;
+  * in CPython, `attach_native()` loads .cache/kernels/libwebnn_kernels.so
+    (tools/build_kernels.py builds it); the environment variable
+    WEBNN_KERNELS=native (or a library path) attaches it at import.
+`status()` says which backend runs and, when none, why.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .backend import NativeBackend, WasmBackend
+from .state import state as _state
+
+
+def backend():
+    """The attached backend, or None."""
+    return _state["backend"]
+
+
+def available() -> bool:
+    return _state["backend"] is not None
+
+
+def status() -> dict:
+    b = _state["backend"]
+    return {"backend": b.kind if b else None, "detail": b.describe() if b else None,
+            "reason": None if b else _state["reason"]}
+
+
+def unavailable(reason: str) -> None:
+    """Record why no backend is attached (shown by status() and the debug log)."""
+    _state["backend"] = None
+    _state["reason"] = reason
+
+
+def detach(reason: str = "detached") -> None:
+    unavailable(reason)
+
+
+def attach(backend_obj) -> dict:
+    """Attach any object with the backend methods (tests use a wasm build run by Node)."""
+    _state["backend"] = backend_obj
+    _state["reason"] = None
+    return status()
+
+
+def attach_wasm(exports) -> dict:
+    """Attach the wasm module's exports (a JsProxy); returns status()."""
+    try:
+        _state["backend"] = WasmBackend(exports)
+        _state["reason"] = None
+    except Exception as e:  # noqa: BLE001 - any failure means: numpy only
+        unavailable(f"the wasm kernels could not be attached: {e}")
+    return status()
+
+
+def default_native_path() -> Path:
+    return Path(__file__).resolve().parents[3] / ".cache" / "kernels" / "libwebnn_kernels.so"
+
+
+def attach_native(path=None, build: bool = False) -> dict:
+    """Attach the native build through ctypes; `build=True` (re)builds it first
+    when the sources changed (needs tools/build_kernels.py, i.e. a checkout)."""
+    try:
+        if build:
+            import sys
+
+            tools = Path(__file__).resolve().parents[3] / "tools"
+            sys.path.insert(0, str(tools))
+            try:
+                import build_kernels
+            finally:
+                sys.path.remove(str(tools))
+            path = build_kernels.ensure_native()
+        path = Path(path) if path else default_native_path()
+        if not path.exists():
+            raise FileNotFoundError(f"{path} not found (run python tools/build_kernels.py)")
+        _state["backend"] = NativeBackend(path)
+        _state["reason"] = None
+    except Exception as e:  # noqa: BLE001
+        unavailable(f"the native kernels could not be loaded: {e}")
+    return status()
+
+
+from . import paths  # noqa: E402,F401  (registers the fast paths)
+
+_env = os.environ.get("WEBNN_KERNELS")
+if _env:
+    attach_native(None if _env == "native" else _env)

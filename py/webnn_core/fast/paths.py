@@ -1,0 +1,360 @@
+"""The fast paths: each takes the op's attrs and numpy arguments, like the
+op's `compute`, and either returns the result computed by a microkernel or
+declines (returns None, reason recorded) so the numpy reference runs.
+
+Attributes that webnn_core.compile adds at build() time (never read by the
+reference kernels):
+  _prep    a PackedConv / packed B for constant weights (no per-call packing)
+  _out     a preallocated output array (a pooled buffer, or a channel slice
+           of a concat buffer) for the kernel to write into
+  _lo, _hi the clamp of a fused activation (conv2d+relu, conv2d+clamp)
+  _inplace (buffer, views) of a concat whose producers wrote in place
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import kernels
+from ..registry import register_fast_path
+from .pack import F32, PackedConv, pack_conv, round_up
+from .state import state
+
+INF = math.inf
+# Below this many multiply-adds a call is not worth the FFI crossing.
+SMALL_GEMM = 4096
+SMALL_ELEMENTWISE = 4096
+_decline = kernels.decline
+_scratch = [np.empty(0, F32)]
+
+
+def addr(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def scratch(nfloats: int) -> np.ndarray:
+    """A shared scratch buffer of at least `nfloats` (kernels run one at a time)."""
+    if _scratch[0].size < nfloats:
+        _scratch[0] = np.empty(max(nfloats, 2 * _scratch[0].size), F32)
+    return _scratch[0]
+
+
+def _c(a: np.ndarray) -> np.ndarray:
+    """C-contiguous and aligned (float32 in, float32 out)."""
+    if a.flags.c_contiguous and a.flags.aligned:
+        return a
+    return np.ascontiguousarray(a)
+
+
+def _no_backend(name):
+    return _decline(name, state["reason"] or "no kernel backend")
+
+
+# ----------------------------------------------------------------- conv2d --
+# Rows of im2col per block: about 64 KiB of scratch, which stays in cache
+# while every weight panel passes over it.
+def _im2col_rows(k: int) -> int:
+    rows = max(4, (16384 // max(k, 1)) // 4 * 4)
+    return rows
+
+
+def _conv_params(prep: PackedConv, attrs, shape, ldy):
+    key = (shape, ldy)
+    p = prep.params.get(key)
+    if p is None:
+        n, h, w, c = shape
+        kh, kw = prep.kh, prep.kw
+        pt, pb, pl, pr = attrs["padding"]
+        sh, sw = attrs["strides"]
+        dh, dw = attrs["dilations"]
+        oh = (h + pt + pb - ((kh - 1) * dh + 1)) // sh + 1
+        ow = (w + pl + pr - ((kw - 1) * dw + 1)) // sw + 1
+        p = np.array([n, h, w, c, oh, ow, prep.out_channels, kh, kw, sh, sw, dh, dw, pt, pl,
+                      prep.groups, ldy, _im2col_rows(prep.k)], np.int32)
+        if len(prep.params) > 8:
+            prep.params.clear()
+        prep.params[key] = p
+    return p
+
+
+def conv2d_into(backend, prep: PackedConv, attrs, x_nhwc: np.ndarray, y: np.ndarray, lo: float, hi: float):
+    """Run a packed convolution of a C-contiguous NHWC float32 `x` into `y`
+    (N, OH, OW, O), whose pixel stride may exceed O (a channel slice)."""
+    ldy = y.strides[2] // 4
+    p = _conv_params(prep, attrs, x_nhwc.shape, ldy)
+    bias = 0 if prep.bias is None else addr(prep.bias)
+    if prep.kind == "dw":
+        backend.dwconv2d(addr(p), addr(x_nhwc), addr(prep.w), bias, addr(y), lo, hi)
+    else:
+        s = scratch(int(p[17]) * prep.k)
+        backend.conv2d(addr(p), addr(x_nhwc), addr(prep.w), bias, addr(y), addr(s), lo, hi)
+    return y
+
+
+class _Plan:
+    """A compiled node's kernel call with every argument resolved once: in
+    Pyodide each numpy address lookup or small array costs tens of
+    microseconds, so a call only checks that its input is the buffer the
+    producer was planned to write (then its address is known) and calls.
+    Holds references to every array whose address it caches."""
+
+    __slots__ = ("backend", "fn", "args", "x_index", "x_expected", "out", "out_index", "out_shape", "keep")
+
+    def __call__(self, x):
+        args = self.args
+        if x is not self.x_expected:
+            x = _c(x)
+            args = list(args)
+            args[self.x_index] = addr(x)
+        out = self.out
+        if out is None:
+            out = np.empty(self.out_shape, F32)
+            if args is self.args:
+                args = list(args)
+            args[self.out_index] = addr(out)
+        self.fn(*args)
+        return out
+
+
+def _make_plan(backend, fn, args, x_index, x_expected, out, out_index, out_shape, keep) -> _Plan:
+    plan = _Plan()
+    plan.backend = backend
+    plan.fn = fn
+    plan.args = list(args)
+    plan.x_index = x_index
+    ok = (x_expected is not None and x_expected.dtype == F32 and x_expected.flags.c_contiguous
+          and x_expected.flags.aligned)
+    plan.x_expected = x_expected if ok else None
+    plan.args[x_index] = addr(x_expected) if ok else 0
+    plan.out = out
+    plan.out_index = out_index
+    plan.out_shape = out_shape
+    if out is not None:
+        plan.args[out_index] = addr(out)
+    plan.keep = keep
+    return plan
+
+
+def _conv_plan(backend, attrs, x_shape, lo, hi):
+    """The call plan of a compiled NHWC convolution (packed weights in attrs["_prep"])."""
+    prep = attrs["_prep"]
+    out = attrs.get("_out")
+    ldy = out.strides[2] // 4 if out is not None else prep.out_channels
+    p = _conv_params(prep, attrs, tuple(x_shape), ldy)
+    out_shape = (x_shape[0], int(p[4]), int(p[5]), prep.out_channels)
+    bias = 0 if prep.bias is None else addr(prep.bias)
+    keep = [p, prep]
+    if prep.kind == "dw":
+        args = [addr(p), 0, addr(prep.w), bias, 0, lo, hi]
+        return _make_plan(backend, backend.dwconv2d, args, 1, attrs.get("_x"), out, 4, out_shape, keep)
+    s = scratch(int(p[17]) * prep.k)
+    keep.append(s)  # the plan owns its scratch even if the shared one is replaced
+    args = [addr(p), 0, addr(prep.w), bias, 0, addr(s), lo, hi]
+    return _make_plan(backend, backend.conv2d, args, 1, attrs.get("_x"), out, 4, out_shape, keep)
+
+
+def _conv(name, attrs, x, w, bias, lo, hi):
+    backend = state["backend"]
+    if backend is None:
+        return _no_backend(name)
+    plan = attrs.get("_plan")
+    if plan is not None and plan.backend is backend:
+        return plan(x)
+    if x.dtype != F32 or w.dtype != F32 or (bias is not None and bias.dtype != F32):
+        return _decline(name, f"data type {x.dtype} (float32 only)")
+    nhwc = attrs["layout"] == "nhwc"
+    prep = attrs.get("_prep")
+    if prep is not None and nhwc:
+        # A compiled node: resolve its call once, then run it.
+        plan = attrs["_plan"] = _conv_plan(backend, attrs, x.shape, lo, hi)
+        return plan(x)
+    if prep is None:
+        # (a depthwise filter with a channel multiplier runs as a grouped GEMM)
+        prep = pack_conv(np.transpose(w, attrs["filter_perm"]), bias, attrs["groups"])
+    xn = _c(x if nhwc else np.transpose(x, (0, 2, 3, 1)))
+    out = attrs.get("_out") if nhwc else None
+    if out is None:
+        p = _conv_params(prep, attrs, xn.shape, prep.out_channels)
+        out = np.empty((xn.shape[0], int(p[4]), int(p[5]), prep.out_channels), F32)
+    conv2d_into(backend, prep, attrs, xn, out, lo, hi)
+    return out if nhwc else np.transpose(out, (0, 3, 1, 2))
+
+
+def conv2d(attrs, x, w, bias=None):
+    return _conv("conv2d", attrs, x, w, bias, -INF, INF)
+
+
+def conv2d_fused(attrs, x, w, bias=None):
+    return _conv(attrs["_name"], attrs, x, w, bias, attrs["_lo"], attrs["_hi"])
+
+
+# ----------------------------------------------------------------- matmul --
+def pack_b_runtime(backend, b: np.ndarray) -> np.ndarray:
+    """Pack a K x N float32 view (any element strides) with the C packer."""
+    k, n = b.shape
+    if b.strides[0] % 4 or b.strides[1] % 4 or not b.flags.aligned:
+        b = np.ascontiguousarray(b)
+    bp = np.empty(round_up(n) * k, F32)
+    backend.pack_b(k, n, addr(b), b.strides[0] // 4, b.strides[1] // 4, addr(bp))
+    return bp
+
+
+def gemm_into(backend, a: np.ndarray, bp: np.ndarray, n: int, out: np.ndarray):
+    """out (M x N, row stride >= N) = a (M x K, C-contiguous) . packed B."""
+    m, k = a.shape
+    backend.gemm(m, n, k, addr(a), k, addr(bp), 0, addr(out), out.strides[0] // 4, -INF, INF)
+    return out
+
+
+def matmul(attrs, a, b):
+    backend = state["backend"]
+    if backend is None:
+        return _no_backend("matmul")
+    if a.dtype != F32 or b.dtype != F32:
+        return _decline("matmul", f"data type {a.dtype} (float32 only)")
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    if m * n * k < SMALL_GEMM:
+        return _decline("matmul", f"small ({m}x{k}x{n})")
+    if a.ndim == 2 and b.ndim == 2:
+        bp = attrs.get("_prep")
+        if bp is None:
+            bp = pack_b_runtime(backend, b)
+        return gemm_into(backend, _c(a), bp, n, np.empty((m, n), F32))
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    out = np.empty(batch + (m, n), F32)
+    ab = np.broadcast_to(a, batch + (m, k))
+    bb = np.broadcast_to(b, batch + (k, n))
+    packs = {}
+    for idx in np.ndindex(*batch):
+        bi = bb[idx]
+        key = addr(bi)
+        bp = packs.get(key)
+        if bp is None:
+            bp = packs[key] = pack_b_runtime(backend, bi)
+        gemm_into(backend, _c(ab[idx]), bp, n, out[idx])
+    return out
+
+
+def gemm(attrs, a, b, c=None):
+    backend = state["backend"]
+    if backend is None:
+        return _no_backend("gemm")
+    if a.dtype != F32 or b.dtype != F32 or (c is not None and c.dtype != F32):
+        return _decline("gemm", f"data type {a.dtype} (float32 only)")
+    a2 = a.T if attrs["aT"] else a
+    b2 = b.T if attrs["bT"] else b
+    m, k = a2.shape
+    n = b2.shape[1]
+    if m * n * k < SMALL_GEMM:
+        return _decline("gemm", f"small ({m}x{k}x{n})")
+    bp = attrs.get("_prep")
+    if bp is None:
+        bp = pack_b_runtime(backend, b2)
+    y = gemm_into(backend, _c(a2), bp, n, np.empty((m, n), F32))
+    # The epilogue exactly as the reference (ops/linalg.py Gemm.compute).
+    if attrs["alpha"] != 1.0:
+        y = y * np.float32(attrs["alpha"])
+    if c is not None and attrs["beta"] != 0:
+        y = y + np.float32(attrs["beta"]) * c
+    return y
+
+
+# ---------------------------------------------------------------- pooling --
+def _pool_params(attrs, shape, ldy):
+    n, h, w, c = shape
+    oh, ow = attrs["out_hw"]
+    kh, kw = attrs["window"]
+    pt, _, pl, _ = attrs["padding"]
+    sh, sw = attrs["strides"]
+    dh, dw = attrs["dilations"]
+    return np.array([n, h, w, c, oh, ow, c, kh, kw, sh, sw, dh, dw, pt, pl, 1, ldy, 0], np.int32)
+
+
+def _pool(name, fn_name, attrs, x):
+    backend = state["backend"]
+    if backend is None:
+        return _no_backend(name)
+    plan = attrs.get("_plan")
+    if plan is not None and plan.backend is backend:
+        return plan(x)
+    if x.dtype != F32:
+        return _decline(name, f"data type {x.dtype} (float32 only)")
+    nhwc = attrs["layout"] == "nhwc"
+    xn = _c(x if nhwc else np.transpose(x, (0, 2, 3, 1)))
+    n, h, w, c = xn.shape
+    oh, ow = attrs["out_hw"]
+    out = attrs.get("_out") if nhwc else None
+    if out is not None:
+        # A compiled node: resolve its call once, then run it.
+        p = _pool_params(attrs, xn.shape, out.strides[2] // 4)
+        fn = getattr(backend, fn_name)
+        plan = attrs["_plan"] = _make_plan(backend, fn, [addr(p), 0, 0], 1, attrs.get("_x"), out, 2,
+                                           (n, oh, ow, c), [p])
+        return plan(xn)
+    out = np.empty((n, oh, ow, c), F32)
+    p = _pool_params(attrs, xn.shape, c)
+    getattr(backend, fn_name)(addr(p), addr(xn), addr(out))
+    return out if nhwc else np.transpose(out, (0, 3, 1, 2))
+
+
+def max_pool2d(attrs, x):
+    return _pool("maxPool2d", "maxpool2d", attrs, x)
+
+
+def average_pool2d(attrs, x):
+    return _pool("averagePool2d", "avgpool2d", attrs, x)
+
+
+# ------------------------------------------------------------ elementwise --
+def _clamp(name, x, lo, hi):
+    backend = state["backend"]
+    if backend is None:
+        return _no_backend(name)
+    if x.dtype != F32:
+        return _decline(name, f"data type {x.dtype} (float32 only)")
+    if x.size < SMALL_ELEMENTWISE:
+        return _decline(name, f"small ({x.size} elements)")
+    xc = _c(x)
+    y = np.empty(xc.shape, F32)
+    backend.clamp(xc.size, addr(xc), addr(y), lo, hi)
+    return y
+
+
+def relu(attrs, x):
+    return _clamp("relu", x, 0.0, INF)
+
+
+def clamp(attrs, x):
+    lo = -INF if attrs["min"] is None else float(attrs["min"])
+    hi = INF if attrs["max"] is None else float(attrs["max"])
+    return _clamp("clamp", x, lo, hi)
+
+
+# ----------------------------------------------------------------- concat --
+def concat(attrs, *xs):
+    """A concat whose producers (compiled convolutions) already wrote their
+    results into its buffer: copy in only what is not there yet."""
+    spec = attrs.get("_inplace")
+    if spec is None:
+        return None  # an ordinary concat: numpy
+    buf, views = spec
+    for x, view in zip(xs, views):
+        if x is not view:  # not written in place (a numpy producer, or another operand)
+            view[...] = x
+    return buf
+
+
+FUSED_NAMES = ("conv2d+relu", "conv2d+clamp")
+
+register_fast_path("conv2d", conv2d)
+for _name in FUSED_NAMES:
+    register_fast_path(_name, conv2d_fused)
+register_fast_path("matmul", matmul)
+register_fast_path("gemm", gemm)
+register_fast_path("maxPool2d", max_pool2d)
+register_fast_path("averagePool2d", average_pool2d)
+register_fast_path("relu", relu)
+register_fast_path("clamp", clamp)
+register_fast_path("concat", concat)

@@ -1,0 +1,257 @@
+"""webnn_core.compile: fusion, weight packing and buffer planning keep the
+graph's results those of the numpy kernels (built with fast paths off)."""
+import math
+
+import numpy as np
+import pytest
+
+from webnn_core import Context, fast, kernels
+from webnn_core.fast.pack import PackedConv
+
+RNG = np.random.default_rng(7)
+
+
+def rand(*shape, scale=1.0):
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+
+
+def build(fn, fast_paths=True):
+    """fn(builder) -> ({input name: array}, {output name: operand}); returns (ctx, graph, feeds).
+    The random data is reseeded per build, so a reference build sees the same data."""
+    global RNG
+    RNG = np.random.default_rng(7)
+    kernels.set_fast_paths(fast_paths)
+    try:
+        ctx = Context("cpu")
+        b = ctx.graph_builder()
+        feeds, outs = fn(b)
+        return ctx, b.build(outs), feeds
+    finally:
+        kernels.set_fast_paths(True)
+
+
+def reference(fn):
+    """Outputs of the same graph built and run with fast paths off."""
+    ctx, graph, feeds = build(fn, fast_paths=False)
+    kernels.set_fast_paths(False)
+    try:
+        return ctx.compute(graph, feeds)
+    finally:
+        kernels.set_fast_paths(True)
+
+
+def const(b, a):
+    return b.constant({"dataType": str(a.dtype), "shape": list(a.shape)}, a)
+
+
+def conv(b, x, o, k, c, pad=0, **opts):
+    return b.conv2d(x, const(b, rand(o, k, k, c, scale=0.5)), inputLayout="nhwc", filterLayout="ohwi",
+                    bias=const(b, rand(o)), padding=[pad] * 4, **opts)
+
+
+def op_names(graph):
+    return [n.op.name for n in graph.nodes]
+
+
+def assert_matches_reference(fn, ulp=None):
+    ctx, graph, feeds = build(fn)
+    got = ctx.compute(graph, feeds)
+    ref = reference(fn)
+    for name in ref:
+        assert got[name].shape == ref[name].shape
+        np.testing.assert_allclose(got[name], ref[name], rtol=2e-5, atol=2e-5)
+    return graph, got
+
+
+def fire(b, x, c, s, e):
+    sq = b.relu(conv(b, x, s, 1, c))
+    return b.concat([b.relu(conv(b, sq, e, 1, s)), b.relu(conv(b, sq, e, 3, s, pad=1))], 3)
+
+
+def test_conv_relu_and_clamp_fuse(backend):
+    def fn(b):
+        x = b.input("x", {"dataType": "float32", "shape": [1, 8, 8, 6]})
+        y = b.relu(conv(b, x, 10, 3, 6, pad=1))
+        y = b.clamp(conv(b, y, 12, 1, 10), minValue=0, maxValue=6)
+        y = b.clamp(conv(b, y, 5, 3, 12, strides=[2, 2]), minValue=-0.5)
+        return {"x": rand(1, 8, 8, 6)}, {"y": y}
+
+    graph, _ = assert_matches_reference(fn)
+    assert op_names(graph) == ["conv2d+relu", "conv2d+clamp", "conv2d+clamp"]
+    assert all(isinstance(n.attrs["_prep"], PackedConv) for n in graph.nodes)
+    assert graph.nodes[2].attrs["_lo"] == -0.5 and graph.nodes[2].attrs["_hi"] == math.inf
+
+
+def test_no_fusion_when_the_conv_output_is_read_elsewhere(backend):
+    def fn(b):
+        x = b.input("x", {"dataType": "float32", "shape": [1, 6, 6, 4]})
+        c = conv(b, x, 8, 3, 4, pad=1)
+        return {"x": rand(1, 6, 6, 4)}, {"y": b.add(b.relu(c), c)}
+
+    graph, _ = assert_matches_reference(fn)
+    assert op_names(graph)[:2] == ["conv2d", "relu"]
+
+
+def test_no_fusion_when_the_conv_output_is_a_graph_output(backend):
+    def fn(b):
+        x = b.input("x", {"dataType": "float32", "shape": [1, 6, 6, 4]})
+        c = conv(b, x, 8, 3, 4, pad=1)
+        return {"x": rand(1, 6, 6, 4)}, {"c": c, "y": b.relu(c)}
+
+    graph, got = assert_matches_reference(fn)
+    assert "conv2d+relu" not in op_names(graph)
+    np.testing.assert_array_equal(got["y"], np.maximum(got["c"], 0))
+
+
+def test_fire_module_concat_in_place(backend):
+    def fn(b):
+        x = b.input("x", {"dataType": "float32", "shape": [1, 9, 9, 16]})
+        y = fire(b, x, 16, 8, 12)
+        y = b.maxPool2d(y, windowDimensions=[3, 3], strides=[2, 2], layout="nhwc")
+        y = fire(b, y, 24, 6, 10)
+        return {"x": rand(1, 9, 9, 16)}, {"y": b.averagePool2d(y, layout="nhwc")}
+
+    graph, _ = assert_matches_reference(fn)
+    concats = [n for n in graph.nodes if n.op.name == "concat"]
+    assert len(concats) == 2 and all("_inplace" in n.attrs for n in concats)
+    buf, views = concats[0].attrs["_inplace"]
+    producers = [n for n in graph.nodes if n.outputs[0] in concats[0].inputs]
+    for p, v in zip(producers, views):
+        assert np.shares_memory(p.attrs["_out"], buf) and p.attrs["_out"].shape == v.shape
+    kernels.reset_profile()
+    kernels.set_profiling(True)
+    ctx, graph, feeds = build(fn)
+    ctx.compute(graph, feeds)
+    kernels.set_profiling(False)
+    prof = kernels.profile()
+    assert prof["concat"]["fast_calls"] == 2 and prof["conv2d+relu"]["fast_calls"] == 6
+
+
+def test_buffers_are_shared_and_runs_do_not_leak(backend):
+    def fn(b):
+        x = b.input("x", {"dataType": "float32", "shape": [1, 10, 10, 8]})
+        y = x
+        for _ in range(6):
+            y = b.relu(conv(b, y, 8, 3, 8, pad=1))
+        return {"x": rand(1, 10, 10, 8)}, {"y": y}
+
+    ctx, graph, feeds = build(fn)
+    outs = [n.attrs.get("_out") for n in graph.nodes]
+    planned = [o for o in outs if o is not None]
+    assert len(planned) == 5  # the last conv feeds the graph output: never pooled
+    assert len({o.__array_interface__["data"][0] for o in planned}) == 2  # ping-pong
+    x1, x2 = feeds["x"], rand(1, 10, 10, 8)
+    r1 = graph.execute({"x": x1})["y"].copy()
+    r2 = graph.execute({"x": x2})["y"].copy()
+    r1_again = graph.execute({"x": x1})["y"]
+    np.testing.assert_array_equal(r1, r1_again)
+    assert not np.array_equal(r1, r2)
+
+
+def test_graph_outputs_are_never_pooled_buffers(backend):
+    def fn(b):
+        x = b.input("x", {"dataType": "float32", "shape": [1, 6, 6, 4]})
+        c1 = b.relu(conv(b, x, 8, 3, 4, pad=1))
+        c2 = b.relu(conv(b, c1, 8, 3, 8, pad=1))
+        return {"x": rand(1, 6, 6, 4)}, {"r": b.reshape(c1, [6 * 6 * 8]), "y": c2}
+
+    ctx, graph, feeds = build(fn)
+    first = graph.execute(feeds)
+    kept = {k: v.copy() for k, v in first.items()}
+    graph.execute({"x": rand(1, 6, 6, 4)})
+    for k in kept:
+        np.testing.assert_array_equal(first[k], kept[k])
+
+
+def test_switching_fast_paths_off_after_build_uses_the_numpy_kernels(backend):
+    def fn(b):
+        x = b.input("x", {"dataType": "float32", "shape": [1, 9, 9, 16]})
+        return {"x": rand(1, 9, 9, 16)}, {"y": fire(b, x, 16, 8, 12)}
+
+    ctx, graph, feeds = build(fn)
+    kernels.set_fast_paths(False)
+    kernels.reset_profile()
+    kernels.set_profiling(True)
+    got = ctx.compute(graph, feeds)["y"]
+    kernels.set_profiling(False)
+    kernels.set_fast_paths(True)
+    assert all(r["fast_calls"] == 0 for r in kernels.profile().values())
+    np.testing.assert_array_equal(got, reference(fn)["y"])
+
+
+def test_constant_matmul_and_gemm_are_prepacked(backend):
+    def fn(b):
+        a = b.input("a", {"dataType": "float32", "shape": [40, 30]})
+        m = b.matmul(a, const(b, rand(30, 20)))
+        g = b.gemm(m, const(b, rand(25, 20)), bTranspose=True, alpha=0.5, c=const(b, rand(25)))
+        return {"a": rand(40, 30)}, {"y": g}
+
+    graph, _ = assert_matches_reference(fn)
+    assert all("_prep" in n.attrs for n in graph.nodes)
+
+
+def test_matmul_batched_broadcast(backend):
+    def fn(b):
+        a = b.input("a", {"dataType": "float32", "shape": [2, 1, 9, 33]})
+        w = b.input("w", {"dataType": "float32", "shape": [3, 33, 17]})
+        return {"a": rand(2, 1, 9, 33), "w": rand(3, 33, 17)}, {"y": b.matmul(a, w)}
+
+    assert_matches_reference(fn)
+
+
+def test_float16_graph_is_not_compiled(backend):
+    def fn(b):
+        x = b.input("x", {"dataType": "float16", "shape": [1, 5, 5, 3]})
+        w = const(b, rand(4, 3, 3, 3).astype(np.float16))
+        y = b.relu(b.conv2d(x, w, inputLayout="nhwc", filterLayout="ohwi"))
+        return {"x": rand(1, 5, 5, 3).astype(np.float16)}, {"y": y}
+
+    ctx, graph, feeds = build(fn)
+    assert op_names(graph) == ["conv2d", "relu"]
+    np.testing.assert_array_equal(ctx.compute(graph, feeds)["y"], reference(fn)["y"])
+    assert "float32 only" in kernels.fallback_reasons["conv2d"]
+
+
+def test_without_backend_nothing_is_compiled():
+    fast.detach("no backend in this test")
+
+    def fn(b):
+        x = b.input("x", {"dataType": "float32", "shape": [1, 5, 5, 3]})
+        return {"x": rand(1, 5, 5, 3)}, {"y": b.relu(conv(b, x, 4, 3, 3))}
+
+    ctx, graph, feeds = build(fn)
+    assert op_names(graph) == ["conv2d", "relu"]
+    ctx.compute(graph, feeds)
+    assert kernels.fallback_reasons["conv2d"] == "no backend in this test"
+
+
+def test_profile_table(backend):
+    def fn(b):
+        x = b.input("x", {"dataType": "float32", "shape": [1, 9, 9, 16]})
+        return {"x": rand(1, 9, 9, 16)}, {"y": fire(b, x, 16, 8, 12)}
+
+    ctx, graph, feeds = build(fn)
+    kernels.reset_profile()
+    kernels.set_profiling(True)
+    ctx.compute(graph, feeds)
+    kernels.set_profiling(False)
+    table = kernels.profile_table()
+    assert table.splitlines()[0].split()[:3] == ["op", "calls", "fast"]
+    assert "conv2d+relu" in table and "concat" in table
+
+
+@pytest.mark.slow
+def test_squeezenet_fast_matches_numpy(native):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+    import bench_kernels
+
+    try:
+        weights = bench_kernels.load_squeezenet_weights()
+    except FileNotFoundError:
+        pytest.skip("SqueezeNet weights not found")
+    r = bench_kernels.bench_model(runs=1, weights=weights)
+    assert r["fast"]["nodes"] == 40  # 26 fused convs, 8 in-place concats, 4 pools, reshape, softmax
+    assert r["top1_equal"] and r["max_abs_diff"] < 1e-5

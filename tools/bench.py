@@ -1,0 +1,381 @@
+"""Model benchmark in headless Chromium: the WebNN polyfill side by side with
+TensorFlow.js (cpu, wasm and webgl backends) on the same weights.
+
+    python3 tools/bench.py [--runs N] [--out bench.json] [--markdown docs/performance.md]
+
+Drives web/bench/ (one engine per fresh browser context, so each start is
+cold): SqueezeNet 1.0 and MobileNetV2 (synthesized logits) from
+../shared/models ($WEBNN_MODELS); cold start (script load -> context ready)
+with an empty and with a warm HTTP cache; weights load, build, first
+inference, median and min of N inferences; single-op timings of the biggest
+conv2d / depthwise / matmul shapes; and the polyfill's per-op breakdown
+inside the models. Prints markdown tables; --out writes all the numbers as
+JSON, --markdown writes the tables into that file (between the
+`<!-- bench:begin -->` / `<!-- bench:end -->` markers if present).
+
+TF.js is installed from npm into .cache/node/ on first use (pinned versions;
+skipped when already there). A backend that cannot start in this browser is
+reported as unavailable; the rest of the run goes on. Needs a built dist/
+(./dev build) and Chromium (./dev setup).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import serve  # noqa: E402
+
+TFJS_VERSION = "4.22.0"
+TFJS_PACKAGES = ["@tensorflow/tfjs-core", "@tensorflow/tfjs-backend-cpu",
+                 "@tensorflow/tfjs-backend-wasm", "@tensorflow/tfjs-backend-webgl"]
+NODE_DIR = ROOT / ".cache" / "node"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run",
+                 # WebGL without a GPU: ANGLE on SwiftShader (TF.js webgl backend)
+                 "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
+MODEL_TITLES = {"squeezenet": "SqueezeNet 1.0", "mobilenetv2": "MobileNetV2 (synthesized logits)"}
+# (key, label, bench page query)
+ENGINES = [
+    ("polyfill", "WebNN polyfill", "engine=polyfill&ops=1&profile=1"),
+    ("polyfill-numpy", "polyfill, numpy only", "engine=polyfill&fast=0&ops=1"),
+    ("tfjs-cpu", "TF.js cpu", "engine=tfjs&backend=cpu&ops=1"),
+    ("tfjs-wasm", "TF.js wasm", "engine=tfjs&backend=wasm&ops=1"),
+    ("tfjs-webgl", "TF.js webgl", "engine=tfjs&backend=webgl&ops=1"),
+]
+
+
+def log(*args):
+    print("bench:", *args, file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------ setup
+def ensure_tfjs() -> str | None:
+    """Install the pinned TF.js packages into .cache/node; None when ready, else why not."""
+    def installed() -> bool:
+        for pkg in TFJS_PACKAGES:
+            meta = NODE_DIR / "node_modules" / pkg / "package.json"
+            if not meta.exists() or json.loads(meta.read_text()).get("version") != TFJS_VERSION:
+                return False
+        return True
+
+    if installed():
+        return None
+    npm = shutil.which("npm")
+    if not npm:
+        return "npm not found (TF.js could not be installed)"
+    NODE_DIR.mkdir(parents=True, exist_ok=True)
+    (NODE_DIR / "package.json").write_text(json.dumps({
+        "name": "webnn-polyfill-bench", "private": True, "description": "TF.js for tools/bench.py (not committed)",
+        "dependencies": {pkg: TFJS_VERSION for pkg in TFJS_PACKAGES}}, indent=2) + "\n")
+    log(f"installing TF.js {TFJS_VERSION} into {NODE_DIR.relative_to(ROOT)} (npm)")
+    proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=NODE_DIR,
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0 or not installed():
+        return f"npm install failed: {(proc.stderr or proc.stdout).strip()[-500:]}"
+    return None
+
+
+def machine_info(browser_version: str) -> dict:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem = f"{int(line.split()[1]) / 2**20:.0f} GiB"
+    except OSError:
+        pass
+    try:
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        load = None
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                text=True).stdout.strip() or None
+    except OSError:
+        commit = None
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory": mem, "os": f"{platform.system()} {platform.release()}",
+            "browser": f"Chromium {browser_version} (headless)", "loadavg_at_start": load,
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "commit": commit, "tfjs": TFJS_VERSION}
+
+
+# ------------------------------------------------------------------ running
+def run_engines(base: str, engines: list, args) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    results = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        info = machine_info(browser.version)
+        common = f"runs={args.runs}&budget={args.budget}&models={','.join(args.models)}"
+        for key, label, query in engines:
+            log(f"{label} ...")
+            t = time.time()
+            context = browser.new_context()  # empty HTTP cache: a cold start
+            page = context.new_page()
+            page.set_default_timeout(args.page_timeout * 1000)
+            errors = []
+            page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+            try:
+                page.goto(f"{base}/bench/?{query}&{common}")
+                r = page.evaluate("window.benchResult")
+                if r.get("start") and not r.get("unavailable") and not r.get("error"):
+                    # The same start again in the same context: HTTP cache (and V8 code cache) warm.
+                    warm = []
+                    for _ in range(args.warm_starts):
+                        page.goto(f"{base}/bench/?{query.split('&ops')[0]}&startOnly=1&{common}")
+                        w = page.evaluate("window.benchResult")
+                        if w.get("start"):
+                            warm.append(w["start"])
+                    r["warmStarts"] = warm
+            except Exception as e:  # a page that hangs or crashes must not sink the others
+                r = {"error": f"{type(e).__name__}: {e}"}
+            finally:
+                context.close()
+            if errors:
+                r["pageErrors"] = errors[:5]
+            r["label"] = label
+            r["wallSeconds"] = round(time.time() - t, 1)
+            results[key] = r
+            status = r.get("unavailable") or r.get("error") or "ok"
+            log(f"  {label}: {status} ({r['wallSeconds']} s)")
+        browser.close()
+    return {"machine": info, "engines": results}
+
+
+# ------------------------------------------------------------------ tables
+def fmt(ms) -> str:
+    if ms is None:
+        return "–"
+    if ms >= 100:
+        return f"{ms:,.0f}".replace(",", " ")
+    if ms >= 10:
+        return f"{ms:.1f}"
+    return f"{ms:.2f}"
+
+
+def ratio(a, b) -> str:
+    if a is None or b is None or b <= 0:
+        return "–"
+    r = a / b
+    return f"{r:.2f}×" if r < 10 else f"{r:.0f}×"
+
+
+def available(r: dict) -> bool:
+    return not r.get("unavailable") and not r.get("error")
+
+
+def why(r: dict) -> str:
+    return "unavailable: " + str(r.get("unavailable") or r.get("error")).replace("|", "/").splitlines()[0][:120]
+
+
+def tables(data: dict, models: list) -> str:
+    eng = data["engines"]
+    ref = eng.get("polyfill", {})
+    out = []
+
+    out.append("### Start: script load → ready (ms)\n")
+    out.append("Polyfill: `<script>` inserted → `navigator.ml.createContext()` resolved (Pyodide, numpy, the core). "
+               "TF.js: tf-core + backend scripts inserted → `tf.setBackend()` + `tf.ready()`. "
+               "Cold = fresh browser context (empty HTTP cache); warm = the same page loaded again in that context.\n")
+    out.append("| engine | cold (no cache) | warm (HTTP cache) |")
+    out.append("|---|---:|---:|")
+    for key, r in eng.items():
+        if not available(r):
+            out.append(f"| {r['label']} | {why(r)} | |")
+            continue
+        warm = [w["readyMs"] for w in r.get("warmStarts", [])]
+        out.append(f"| {r['label']} | {fmt(r['start']['readyMs'])} | {fmt(min(warm)) if warm else '–'} |")
+    out.append("")
+
+    for model in models:
+        ref_m = (ref.get("models") or {}).get(model) if available(ref) else None
+        out.append(f"### {MODEL_TITLES.get(model, model)} (ms)\n")
+        out.append("Inference = write the input, run, read the 1001 probabilities back. "
+                   "**polyfill / engine** = polyfill median ÷ that engine's median (above 1: the polyfill is slower). "
+                   "**max |Δp|** = largest difference from the polyfill's probabilities on test.jpg.\n")
+        out.append("| engine | weights load | build | first inference | median | min | n | polyfill / engine | top-1 | max \\|Δp\\| |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+        for key, r in eng.items():
+            if not available(r):
+                out.append(f"| {r['label']} | {why(r)} | | | | | | | | |")
+                continue
+            m = (r.get("models") or {}).get(model)
+            if not m:
+                out.append(f"| {r['label']} | – | | | | | | | | |")
+                continue
+            diff = "–"
+            if ref_m and key != "polyfill":
+                diff = f"{max(abs(a - b) for a, b in zip(ref_m['probabilities'], m['probabilities'])):.1e}"
+            top1 = m["top5"][0]["label"]
+            if model == "mobilenetv2":
+                top1 = f"({top1})"
+            rt = ratio(ref_m["medianMs"], m["medianMs"]) if ref_m and key != "polyfill" else "1"
+            out.append(f"| {r['label']} | {fmt(m['weightsMs'])} | {fmt(m['buildMs'])} | {fmt(m['firstMs'])} | "
+                       f"{fmt(m['medianMs'])} | {fmt(m['minMs'])} | {len(m['runsMs'])} | {rt} | {top1} | {diff} |")
+        out.append("")
+
+    ops_engines = [(k, r) for k, r in eng.items() if available(r) and r.get("ops")]
+    if ops_engines:
+        out.append("### Single ops: median ms (polyfill / engine)\n")
+        out.append("One-op graphs of the models' biggest shapes (float32, NHWC, constant filters + bias), "
+                   "timed after a warm-up. Polyfill: `dispatch()` (it runs synchronously); TF.js: the op + `dataSync()`. "
+                   "GFLOP/s counts a multiply-add as 2 FLOPs.\n")
+        head = "| op | MMACs | " + " | ".join(r["label"] for _, r in ops_engines) + " | polyfill GFLOP/s |"
+        out.append(head)
+        out.append("|---|---:|" + "---:|" * len(ops_engines) + "---:|")
+        ref_ops = {o["id"]: o for o in ref.get("ops", [])} if available(ref) else {}
+        for op in ops_engines[0][1]["ops"]:
+            cells = []
+            for key, r in ops_engines:
+                o = next((x for x in r["ops"] if x["id"] == op["id"]), None)
+                if not o:
+                    cells.append("–")
+                elif key == "polyfill" or op["id"] not in ref_ops:
+                    cells.append(fmt(o["medianMs"]))
+                else:
+                    cells.append(f"{fmt(o['medianMs'])} ({ratio(ref_ops[op['id']]['medianMs'], o['medianMs'])})")
+            p = ref_ops.get(op["id"])
+            gflops = f"{2 * p['macs'] / p['medianMs'] / 1e6:.2f}" if p else "–"
+            out.append(f"| {op['id']} | {op['macs'] / 1e6:.1f} | " + " | ".join(cells) + f" | {gflops} |")
+        out.append("")
+
+    prof = ref.get("profile") if available(ref) else None
+    if prof:
+        out.append("### Where the polyfill's inference time goes\n")
+        out.append("Per op kind inside the models (fast paths on; fused conv2d+activation nodes are one op), "
+                   "measured around each kernel call in the engine. The rest of the inference is the JS/Python "
+                   "bridge, input/output copies and graph bookkeeping.\n")
+        for model in models:
+            p = prof.get(model)
+            if not p or p.get("error"):
+                if p:
+                    out.append(f"{MODEL_TITLES.get(model, model)}: profile unavailable ({p['error'][:200]})\n")
+                continue
+            fast = {name: v for name, v in (p.get("kernels_profile") or {}).items()}
+            wall = p["wallMsPerInference"]
+            out.append(f"**{MODEL_TITLES.get(model, model)}**: {fmt(wall)} ms per inference while profiled\n")
+            out.append("| op | calls | ms / inference | share | fast path |")
+            out.append("|---|---:|---:|---:|---|")
+            rows = sorted(p["ops"].items(), key=lambda kv: -kv[1]["msPerInference"])
+            for name, v in rows:
+                base = name.split(" (")[0]
+                f = fast.get(base)
+                if not f or not f["calls"]:
+                    fp = "–"
+                elif f["fast_calls"] == f["calls"]:
+                    fp = "yes"
+                elif f["fast_calls"] == 0:
+                    fp = "no (numpy)"
+                else:
+                    fp = f"{100 * f['fast_calls'] / f['calls']:.0f} % of calls"
+                out.append(f"| {name} | {v['callsPerInference']:.0f} | {fmt(v['msPerInference'])} | "
+                           f"{100 * v['msPerInference'] / wall:.0f} % | {fp} |")
+            kernel_total = sum(v["msPerInference"] for v in p["ops"].values())
+            out.append(f"| *outside kernels* | | {fmt(wall - kernel_total)} | {100 * (wall - kernel_total) / wall:.0f} % | |")
+            out.append("")
+    return "\n".join(out)
+
+
+def machine_line(info: dict) -> str:
+    return (f"{info['cpu']}, {info['cores']} cores, {info['memory']} RAM, {info['os']}; {info['browser']}; "
+            f"TF.js {info['tfjs']}; {info['date']}; commit {info['commit']}; load average at start {info['loadavg_at_start']}")
+
+
+def write_markdown(path: Path, body: str, command: str, info: dict) -> None:
+    block = (f"<!-- bench:begin (generated by tools/bench.py; edit outside these markers) -->\n"
+             f"Command: `{command}`\n\nMachine: {machine_line(info)}\n\n{body}\n<!-- bench:end -->")
+    if path.exists() and "<!-- bench:begin" in path.read_text():
+        text = path.read_text()
+        start = text.index("<!-- bench:begin")
+        end = text.index("<!-- bench:end -->", start) + len("<!-- bench:end -->")
+        path.write_text(text[:start] + block + text[end:])
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("# Performance\n\n" + block + "\n")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--runs", type=int, default=10, help="repeated inferences per model (default 10)")
+    p.add_argument("--out", type=Path, default=ROOT / "test-results" / "bench.json",
+                   help="write all results as JSON here (default test-results/bench.json)")
+    p.add_argument("--markdown", type=Path, help="write the tables into this markdown file")
+    p.add_argument("--engines", default=",".join(k for k, _, _ in ENGINES),
+                   help="comma list of " + ", ".join(k for k, _, _ in ENGINES))
+    p.add_argument("--models", default="squeezenet,mobilenetv2")
+    p.add_argument("--budget", type=float, default=60,
+                   help="seconds after which a repeated measurement stops (once it has 3 runs; default 60)")
+    p.add_argument("--warm-starts", type=int, default=1, help="warm-cache starts per engine (default 1)")
+    p.add_argument("--page-timeout", type=int, default=900, help="seconds per engine page (default 900)")
+    args = p.parse_args(argv)
+    args.models = [m for m in args.models.split(",") if m]
+    wanted = args.engines.split(",")
+    unknown = set(wanted) - {k for k, _, _ in ENGINES}
+    if unknown:
+        p.error(f"unknown engines: {', '.join(sorted(unknown))}")
+    engines = [e for e in ENGINES if e[0] in wanted]
+
+    if not (ROOT / "dist" / "webnn-polyfill.js").exists():
+        print("bench: dist/ is not built: run ./dev build first", file=sys.stderr)
+        return 2
+    if not Path(CHROMIUM).exists():
+        print(f"bench: Chromium not found at {CHROMIUM}: run ./dev setup", file=sys.stderr)
+        return 2
+    models_dir = Path(os.environ.get("WEBNN_MODELS", ROOT.parent / "shared" / "models"))
+    if not (models_dir / "squeezenet1.0_nhwc").exists():
+        print(f"bench: models not found under {models_dir} (set WEBNN_MODELS)", file=sys.stderr)
+        return 2
+
+    tfjs_problem = ensure_tfjs() if any(k.startswith("tfjs") for k, _, _ in engines) else None
+    server = serve.start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        runnable = [e for e in engines if not (tfjs_problem and e[0].startswith("tfjs"))]
+        data = run_engines(base, runnable, args)
+    finally:
+        server.shutdown()
+    if tfjs_problem:
+        for key, label, _ in engines:
+            if key.startswith("tfjs"):
+                data["engines"][key] = {"label": label, "unavailable": tfjs_problem}
+        data["engines"] = {k: data["engines"][k] for k, _, _ in engines}
+    cmd_args = [a for a in (argv if argv is not None else sys.argv[1:])]
+    command = "python3 tools/bench.py" + (" " + " ".join(cmd_args) if cmd_args else "")
+    data["command"] = command
+    data["runs"] = args.runs
+
+    body = tables(data, args.models)
+    print(f"Machine: {machine_line(data['machine'])}\n")
+    print(body)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(data, indent=1) + "\n")
+        log(f"wrote {args.out}")
+    if args.markdown:
+        write_markdown(args.markdown, body, command, data["machine"])
+        log(f"wrote {args.markdown}")
+    ok = available(data["engines"].get("polyfill", {"error": "not run"})) if "polyfill" in wanted else True
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""Kernel-level timing for the CPU fast paths, in CPython (native build of the
+same microkernels) — the building block `./dev bench` can call; the browser
+numbers come from the same core running in Pyodide (see docs/performance.md).
+
+    python tools/bench_kernels.py [--runs 10] [--model squeezenet] [--gemm] [--profile]
+
+  * model: SqueezeNet 1.0 (../shared/models) built through webnn_core,
+    median latency with the fast paths on and off, outputs compared;
+  * --gemm: GFLOP/s of the GEMM/conv microkernels on SqueezeNet's shapes;
+  * --profile: per-op time breakdown (webnn_core.kernels profiling).
+
+Python API (also usable inside Pyodide, where the wasm backend is attached):
+  build_squeezenet(context, weights)  -> (graph, input name, output name)
+  load_squeezenet_weights(dir)        -> {name: ndarray}
+  time_graph(context, graph, feeds, runs, fast=True, profile=False) -> dict
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "py"))
+MODELS = Path(os.environ.get("WEBNN_MODELS", ROOT.parent / "shared" / "models"))
+
+FIRES = ["fire2", "fire3", "fire4", "fire5", "fire6", "fire7", "fire8", "fire9"]
+
+
+def squeezenet_weight_names() -> list[str]:
+    names = ["conv1", "conv10"] + [f"{f}_{part}" for f in FIRES for part in ("squeeze", "e1x1", "e3x3")]
+    return [f"{n}_{suffix}" for n in names for suffix in ("kernel", "Conv2D_bias")]
+
+
+def load_squeezenet_weights(directory=None) -> dict:
+    directory = Path(directory or MODELS / "squeezenet1.0_nhwc" / "weights")
+    return {n: np.load(directory / f"{n}.npy") for n in squeezenet_weight_names()}
+
+
+def _same_upper(size, kernel, stride):
+    total = max((math.ceil(size / stride) - 1) * stride + kernel - size, 0)
+    return total // 2, total - total // 2
+
+
+def build_squeezenet(context, weights):
+    """SqueezeNet 1.0 as web/lib/squeezenet.js wires it (NHWC, OHWI)."""
+    b = context.graph_builder()
+
+    def const(a):
+        return b.constant({"dataType": "float32", "shape": list(a.shape)}, a)
+
+    def conv_relu(x, name, **opts):
+        y = b.conv2d(x, const(weights[f"{name}_kernel"]), inputLayout="nhwc", filterLayout="ohwi",
+                     bias=const(weights[f"{name}_Conv2D_bias"]), **opts)
+        return b.relu(y)
+
+    def pool(x):
+        return b.maxPool2d(x, windowDimensions=[3, 3], strides=[2, 2], layout="nhwc")
+
+    def fire(x, name):
+        s = conv_relu(x, f"{name}_squeeze")
+        return b.concat([conv_relu(s, f"{name}_e1x1"), conv_relu(s, f"{name}_e3x3", padding=[1, 1, 1, 1])], 3)
+
+    x = b.input("input", {"dataType": "float32", "shape": [1, 224, 224, 3]})
+    k = weights["conv1_kernel"].shape[1]
+    pb, pe = _same_upper(224, k, 2)
+    y = conv_relu(x, "conv1", strides=[2, 2], padding=[pb, pe, pb, pe])
+    y = pool(y)
+    for f in FIRES[:3]:
+        y = fire(y, f)
+    y = pool(y)
+    for f in FIRES[3:7]:
+        y = fire(y, f)
+    y = pool(y)
+    y = fire(y, "fire9")
+    y = conv_relu(y, "conv10")
+    y = b.averagePool2d(y, layout="nhwc")
+    y = b.reshape(y, [1, 1001])
+    y = b.softmax(y, 1)
+    return b.build({"output": y}), "input", "output"
+
+
+def time_graph(context, graph, feeds, runs=10, warmup=1):
+    """Median / min latency (ms) of context.compute(graph, feeds) and the last outputs."""
+    times = []
+    out = None
+    for i in range(warmup + runs):
+        t0 = time.perf_counter()
+        out = context.compute(graph, feeds)
+        if i >= warmup:
+            times.append((time.perf_counter() - t0) * 1e3)
+    return {"median_ms": statistics.median(times), "min_ms": min(times), "runs": runs, "outputs": out}
+
+
+def bench_model(runs=10, profile=False, weights=None):
+    """SqueezeNet latency with the fast paths on, then off (each graph built
+    with the setting it runs under); returns a dict of results."""
+    from webnn_core import Context, fast, kernels
+
+    weights = weights or load_squeezenet_weights()
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (1, 224, 224, 3)).astype(np.float32)
+    results = {"backend": fast.status()}
+    for mode in ("fast", "numpy"):
+        kernels.set_fast_paths(mode == "fast")
+        ctx = Context("cpu")
+        graph, iname, oname = build_squeezenet(ctx, weights)
+        r = time_graph(ctx, graph, {iname: x}, runs=runs)
+        if profile:
+            kernels.reset_profile()
+            kernels.set_profiling(True)
+            ctx.compute(graph, {iname: x})
+            kernels.set_profiling(False)
+            r["profile"] = kernels.profile()
+            r["profile_table"] = kernels.profile_table()
+        r["nodes"] = len(graph.nodes)
+        results[mode] = r
+    kernels.set_fast_paths(True)
+    a, b = results["fast"].pop("outputs")["output"], results["numpy"].pop("outputs")["output"]
+    results["max_abs_diff"] = float(np.max(np.abs(a.astype(np.float64) - b)))
+    results["top1_equal"] = int(np.argmax(a)) == int(np.argmax(b))
+    return results
+
+
+def squeezenet_gemm_shapes() -> list[tuple]:
+    """(name, H, W, C, O, k, stride, pad) of SqueezeNet's convolutions."""
+    sizes = {"conv1": 224, "fire2": 55, "fire3": 55, "fire4": 55, "fire5": 27, "fire6": 27, "fire7": 27,
+             "fire8": 27, "fire9": 13, "conv10": 13}
+    w = load_squeezenet_weights()
+    shapes = []
+    for name in ["conv1"] + [f"{f}_{p}" for f in FIRES for p in ("squeeze", "e1x1", "e3x3")] + ["conv10"]:
+        o, kh, _, c = w[f"{name}_kernel"].shape
+        stage = name.split("_")[0]
+        if name == "conv1":
+            shapes.append((name, 224, 224, c, o, kh, 2, 3))
+        else:
+            shapes.append((name, sizes[stage], sizes[stage], c, o, kh, 1, kh // 2))
+    return shapes
+
+
+def bench_convs(repeat=5):
+    """GFLOP/s of each SqueezeNet convolution through the conv2d fast path."""
+    from webnn_core import fast
+    from webnn_core.fast import paths
+    from webnn_core.fast.pack import pack_conv
+
+    backend = fast.backend()
+    rows = []
+    rng = np.random.default_rng(1)
+    for name, h, w, c, o, k, s, pad in squeezenet_gemm_shapes():
+        x = rng.standard_normal((1, h, w, c), dtype=np.float32)
+        wt = rng.standard_normal((o, k, k, c), dtype=np.float32)
+        bias = rng.standard_normal(o, dtype=np.float32)
+        attrs = {"padding": [pad, pad, pad, pad], "strides": [s, s], "dilations": [1, 1], "groups": 1,
+                 "layout": "nhwc", "filter_perm": (0, 1, 2, 3)}
+        prep = pack_conv(wt, bias, 1)
+        oh = (h + 2 * pad - k) // s + 1
+        y = np.empty((1, oh, oh, o), np.float32)
+        best = math.inf
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            paths.conv2d_into(backend, prep, attrs, x, y, 0.0, math.inf)
+            best = min(best, time.perf_counter() - t0)
+        flops = 2.0 * oh * oh * o * k * k * c
+        rows.append((name, f"{oh}x{oh}x{c}->{o} k{k}s{s}", best * 1e3, flops / best / 1e9))
+    return rows
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--runs", type=int, default=10)
+    p.add_argument("--gemm", action="store_true", help="per-convolution GFLOP/s")
+    p.add_argument("--profile", action="store_true", help="per-op time breakdown")
+    p.add_argument("--no-build", action="store_true", help="do not (re)build the native library")
+    args = p.parse_args(argv)
+    from webnn_core import fast
+
+    status = fast.attach_native(build=not args.no_build)
+    print(f"backend: {status['detail'] or status['reason']}")
+    if not fast.available():
+        return 1
+    if args.gemm:
+        print(f"{'conv':<16}{'shape':<28}{'ms':>9}{'GFLOP/s':>10}")
+        for name, shape, ms, gf in bench_convs():
+            print(f"{name:<16}{shape:<28}{ms:>9.3f}{gf:>10.2f}")
+    r = bench_model(runs=args.runs, profile=args.profile)
+    for mode in ("fast", "numpy"):
+        m = r[mode]
+        print(f"squeezenet {mode:<6} median {m['median_ms']:8.2f} ms  min {m['min_ms']:8.2f} ms  ({m['nodes']} nodes)")
+        if args.profile:
+            print(m["profile_table"])
+    print(f"max |fast - numpy| = {r['max_abs_diff']:.3g}, same top-1: {r['top1_equal']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
