@@ -25,3 +25,20 @@ export async function fetchNpy(url) {
   if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
   return parseNpy(await r.arrayBuffer());
 }
+
+// Fetch `${baseUrl}${name}.npy` for every name, a few at a time;
+// onProgress(fraction) after each file. Returns {name: npy}.
+export async function fetchNpyAll(baseUrl, names, onProgress = () => {}, concurrency = 8) {
+  const weights = {};
+  let next = 0;
+  let done = 0;
+  const worker = async () => {
+    while (next < names.length) {
+      const name = names[next++];
+      weights[name] = await fetchNpy(`${baseUrl}${name}.npy`);
+      onProgress(++done / names.length);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, names.length) }, worker));
+  return weights;
+}

@@ -1,6 +1,6 @@
 // SqueezeNet 1.0 (NHWC, OHWI filters) built with the public WebNN API from the
 // weights in shared/models/squeezenet1.0_nhwc (its README gives the wiring).
-import { fetchNpy } from './npy.js';
+import { fetchNpyAll } from './npy.js';
 
 const FIRES = ['fire2', 'fire3', 'fire4', 'fire5', 'fire6', 'fire7', 'fire8', 'fire9'];
 
@@ -10,15 +10,8 @@ export function squeezenetWeightNames() {
   return names.flatMap((n) => [`${n}_kernel`, `${n}_Conv2D_bias`]);
 }
 
-export async function loadSqueezeNetWeights(baseUrl, onProgress = () => {}) {
-  const names = squeezenetWeightNames();
-  const weights = {};
-  let done = 0;
-  await Promise.all(names.map(async (n) => {
-    weights[n] = await fetchNpy(`${baseUrl}${n}.npy`);
-    onProgress(++done / names.length);
-  }));
-  return weights;
+export function loadSqueezeNetWeights(baseUrl, onProgress = () => {}) {
+  return fetchNpyAll(baseUrl, squeezenetWeightNames(), onProgress);
 }
 
 // "same-upper" padding for a stride-s conv: the extra pixel goes at the end.

@@ -1,0 +1,280 @@
+"""The gallery (web/) as a person uses it, in headless Chromium: each page is
+opened once, clicked through, checked on what it displays, and saved as a
+screenshot in test-results/gallery/ with a layout check (key blocks visible,
+not overlapping, no horizontal overflow, also at a phone width)."""
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import MODELS, ROOT
+
+SHOTS = ROOT / "test-results" / "gallery"
+ENGINE_TIMEOUT = 300_000  # ms: the engine starts in 5-15 s, much more on a loaded machine
+
+
+def needs_models():
+    if not (MODELS / "squeezenet1.0_nhwc" / "weights" / "conv1_kernel.npy").exists():
+        pytest.skip(f"SqueezeNet weights not found under {MODELS}")
+
+
+def shot(page, name):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def wait_state(page, timeout=ENGINE_TIMEOUT):
+    """Wait until the page's current run is over; returns 'done' or 'error'."""
+    page.wait_for_function("['done', 'error'].includes(document.body.dataset.state)", timeout=timeout)
+    return page.evaluate("document.body.dataset.state")
+
+
+def error_text(page):
+    box = page.locator("#error")
+    return box.inner_text() if box.is_visible() else ""
+
+
+def assert_layout(page, selectors, name):
+    """Each selector visible with a real size, no two boxes overlapping, and
+    nothing wider than the viewport."""
+    boxes = {}
+    for sel in selectors:
+        loc = page.locator(sel)
+        assert loc.count() >= 1 and loc.first.is_visible(), f"{name}: {sel} is not visible"
+        box = loc.first.bounding_box()
+        assert box and box["width"] > 20 and box["height"] > 10, f"{name}: {sel} has no size: {box}"
+        boxes[sel] = box
+    items = list(boxes.items())
+    for i, (sa, a) in enumerate(items):
+        for sb, b in items[i + 1:]:
+            overlap_x = min(a["x"] + a["width"], b["x"] + b["width"]) - max(a["x"], b["x"])
+            overlap_y = min(a["y"] + a["height"], b["y"] + b["height"]) - max(a["y"], b["y"])
+            assert overlap_x <= 1 or overlap_y <= 1, f"{name}: {sa} overlaps {sb}: {a} {b}"
+    width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert width[0] <= width[1] + 1, f"{name}: horizontal overflow {width}"
+
+
+def assert_fits_phone(page, name):
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_timeout(100)
+    width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    shot(page, f"{name}-phone")
+    assert width[0] <= width[1] + 1, f"{name} at 390 px: horizontal overflow {width}"
+    page.set_viewport_size({"width": 1200, "height": 900})
+
+
+@pytest.fixture
+def gpage(browser):
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    pg = context.new_page()
+    pg.errors = []
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    yield pg
+    context.close()
+
+
+@pytest.mark.browser
+def test_index_shows_a_card_per_example(gpage, server):
+    page = gpage
+    page.goto(f"{server}/?fast=0&weights=/models/")
+    page.wait_for_selector("body[data-ready=true]", timeout=60_000)
+    cards = page.locator(".card")
+    assert cards.count() >= 4
+    titles = [t.strip() for t in page.locator(".card h2").all_inner_texts()]
+    for want in ("Image classification", "MobileNetV2 latency", "Graph playground", "In a dedicated worker"):
+        assert want in titles, titles
+    assert "polyfill" in page.inner_text("#env") and "cross-origin isolated" in page.inner_text("#env")
+    # The gallery settings travel on the links (a deployment can point every page at hosted weights).
+    hrefs = page.eval_on_selector_all(".card a.go", "as => as.map(a => a.getAttribute('href'))")
+    assert all("fast=0" in h and "weights=" in h for h in hrefs), hrefs
+    assert page.locator("#fast").input_value() == "0"
+    assert_layout(page, [f"#card-{c}" for c in ("classify", "mobilenet", "playground", "worker")] + ["#settings"], "index")
+    shot(page, "index")
+    assert_fits_phone(page, "index")
+    assert not page.errors, page.errors
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_classify_squeezenet_mobilenet_upload_and_errors(gpage, server, tmp_path):
+    needs_models()
+    page = gpage
+    page.set_default_timeout(ENGINE_TIMEOUT)
+    page.goto(f"{server}/classify.html?runs=3")
+    # Never a blank page: the status line shows what is loading while the engine starts.
+    page.wait_for_selector("#status .stage", timeout=30_000)
+    assert page.locator("#status").is_visible()
+    assert wait_state(page) == "done", error_text(page)
+    labels = page.locator("#top5 .label").all_inner_texts()
+    assert len(labels) == 5 and labels[0] == "lesser panda", labels
+    assert page.locator("#top5 .prob").first.inner_text().endswith("%")
+    timings = dict(zip(page.locator("#timings td:first-child").all_inner_texts(),
+                       page.locator("#timings td.num").all_inner_texts()))
+    assert all(v.strip() not in ("", "–") for v in timings.values()), timings
+    assert "n=3" in page.locator("#timings tr[data-k=median] td.num").inner_text()
+    assert page.locator("#latency-note").is_hidden()
+    assert_layout(page, ["#form", "#status", "#image-panel", "#result-panel", "#timings-panel"], "classify")
+    shot(page, "classify-squeezenet")
+
+    # MobileNetV2 on "gpu": clearly labelled latency-only, timings shown.
+    page.select_option("#model", "mobilenetv2")
+    assert page.locator("#latency-note").is_visible()
+    page.check("input[name=device][value=gpu]")
+    page.click("#go")
+    page.wait_for_function("document.body.dataset.state === 'busy'", timeout=10_000)
+    assert wait_state(page) == "done", error_text(page)
+    assert page.evaluate("document.body.dataset.model") == "mobilenetv2"
+    assert "synthesized" in page.inner_text("#result-model")
+    assert "gpu" in page.inner_text("#result-model")
+    assert page.locator("#top5.meaningless li").count() == 5
+    assert "meaningless" in page.inner_text("#status")
+    median = page.locator("#timings tr[data-k=median] td.num").inner_text()
+    assert median.strip() not in ("", "–"), median
+    assert_layout(page, ["#form", "#latency-note", "#status", "#image-panel", "#result-panel", "#timings-panel"],
+                  "classify-mobilenet")
+    shot(page, "classify-mobilenetv2")
+
+    # Upload an image (the same photo, through the file input) with SqueezeNet.
+    page.select_option("#model", "squeezenet")
+    page.set_input_files("#file", str(MODELS / "test.jpg"))
+    page.wait_for_function("document.body.dataset.state === 'busy'", timeout=10_000)
+    assert wait_state(page) == "done", error_text(page)
+    assert page.locator("#top5 .label").first.inner_text() == "lesser panda"
+    assert "Uploaded: test.jpg" in page.locator("#sample option:checked").inner_text()
+    assert page.inner_text("#image-name").startswith("test.jpg")
+
+    # A file that is not an image: a readable error in the page, nothing thrown.
+    bad = tmp_path / "notes.txt"
+    bad.write_text("not an image")
+    page.set_input_files("#file", str(bad))
+    page.wait_for_selector("#error:not([hidden])", timeout=10_000)
+    assert "not an image" in page.inner_text("#error")
+    assert_fits_phone(page, "classify")
+    assert not page.errors, page.errors
+
+
+@pytest.mark.browser
+def test_classify_reports_missing_weights_readably(gpage, server):
+    page = gpage
+    page.goto(f"{server}/classify.html?weights=/no-such-models/")
+    assert wait_state(page, 60_000) == "error"
+    text = page.inner_text("#error")
+    assert "HTTP 404" in text and "weights base URL" in text, text
+    assert "/no-such-models/" in page.inner_text("#weights-base")
+    assert page.locator("#status").is_hidden()
+    shot(page, "classify-error")
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_playground_composes_ops(gpage, server):
+    page = gpage
+    page.set_default_timeout(ENGINE_TIMEOUT)
+    page.goto(f"{server}/playground.html")
+    page.wait_for_selector("#status .stage", timeout=30_000)
+    assert wait_state(page) == "done", error_text(page)
+    # The first example: s1 = matmul(A, B), s2 = relu(s1).
+    assert page.locator(".out[data-name=s1] pre").inner_text() == "[[10, 12],\n [-19, -24]]"
+    assert page.locator(".out.final[data-name=s2] pre").inner_text() == "[[10, 12],\n [0, 0]]"
+    assert "builder.matmul(A, B)" in page.inner_text("#code")
+
+    # Add a step: s3 = mul(s2, s2).
+    page.click("#add")
+    step = page.locator("#steps .step").nth(2)
+    step.locator("[name=op]").select_option("mul")
+    step.locator("[name=arg1]").select_option("s2")
+    step.locator("[name=arg2]").select_option("s2")
+    page.click("#run")
+    page.wait_for_selector(".out[data-name=s3]")
+    assert page.locator(".out.final[data-name=s3] pre").inner_text() == "[[100, 144],\n [0, 0]]"
+    assert "float32 [2, 2]" in page.locator(".out[data-name=s3] h3").inner_text()
+
+    # Typed inputs: the int32 example.
+    page.select_option("#preset", label="integers: (A − B) · A, reduceSum")
+    page.wait_for_selector(".out[data-name=s3] h3:has-text('int32')")
+    assert wait_state(page) == "done", error_text(page)
+    # (A - B) * A = [[6, 6], [6, 6]] * [[7, 8], [9, 10]] = [[42, 48], [54, 60]]; the sum is 204.
+    assert page.locator(".out[data-name=s2] pre").inner_text() == "[[42, 48],\n [54, 60]]"
+    assert page.locator(".out.final[data-name=s3] pre").inner_text() == "204"
+    assert_layout(page, ["#inputs", "#steps", "#outputs", "#code"], "playground")
+    shot(page, "playground")
+
+    # An invalid graph: a readable builder error naming the step.
+    first = page.locator("#steps .step").first
+    first.locator("[name=op]").select_option("matmul")
+    first.locator("[name=arg1]").select_option("A")
+    first.locator("[name=arg2]").select_option("A")
+    page.locator("#inputs [data-name=A] [name=shape]").fill("2, 3")
+    page.locator("#inputs [data-name=A] [name=values]").fill("1 2 3 4 5 6")
+    page.locator("#inputs [data-name=A] [name=dtype]").select_option("float32")
+    page.click("#run")
+    page.wait_for_selector("#error:not([hidden])")
+    text = page.inner_text("#error")
+    assert "step s1 = matmul(A, A)" in text and "TypeError" in text, text
+    # A malformed input is caught before the engine sees it.
+    page.locator("#inputs [data-name=B] [name=values]").fill("1 2 3")
+    page.click("#run")
+    page.wait_for_function("document.querySelector('#error').innerText.includes('needs 4 values')")
+    shot(page, "playground-error")
+    assert_fits_phone(page, "playground")
+    assert not page.errors, page.errors
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_worker_page_classifies_in_a_dedicated_worker(gpage, server):
+    needs_models()
+    page = gpage
+    page.set_default_timeout(ENGINE_TIMEOUT)
+    page.goto(f"{server}/worker.html?runs=3")
+    page.wait_for_selector("#status .stage", timeout=30_000)
+    assert wait_state(page) == "done", error_text(page)
+    scope = dict(zip(page.locator("#scope td:first-child").all_inner_texts(),
+                     page.locator("#scope td.num").all_inner_texts()))
+    assert scope["Global scope"] == "DedicatedWorkerGlobalScope", scope
+    assert scope["navigator.ml in the worker"] == "yes"
+    assert scope["document in the worker"].startswith("no")
+    assert page.locator("#top5 .label").first.inner_text() == "lesser panda"
+    assert all(v not in ("", "–") for v in page.locator("#timings td.num").all_inner_texts())
+    # The page was never the one running the model: no polyfill in the window.
+    assert page.evaluate("typeof webnnPolyfill === 'undefined'")
+    assert_layout(page, ["#status", "#scope", "#top5", "#timings"], "worker")
+    shot(page, "worker")
+    assert not page.errors, page.errors
+
+
+def test_bench_tables_from_canned_results():
+    """tools/bench.py's table writer: ratios, unavailable backends, markers."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import bench
+
+    probs = [0.0] * 1001
+    probs[388] = 0.9
+    model = {"weightsMs": 500, "buildMs": 300, "firstMs": 400, "medianMs": 200, "minMs": 150, "runsMs": [200, 150, 250],
+             "top5": [{"label": "lesser panda", "probability": 0.9, "index": 388}], "probabilities": probs}
+    slow = dict(model, medianMs=800, minMs=700)
+    op = {"id": "conv2d 3x3", "kind": "conv", "macs": 1e8, "medianMs": 10, "minMs": 9, "n": 3}
+    data = {"machine": {}, "engines": {
+        "polyfill": {"label": "WebNN polyfill", "start": {"readyMs": 9000}, "warmStarts": [{"readyMs": 6000}],
+                     "models": {"squeezenet": model}, "ops": [op],
+                     "profile": {"squeezenet": {"runs": 2, "wallMsPerInference": 200,
+                                                "ops": {"conv2d+relu (3x3)": {"calls": 16, "ms": 300, "msPerInference": 150, "callsPerInference": 8}},
+                                                "kernels_profile": {"conv2d+relu": {"calls": 16, "fast_calls": 16, "ms": 300}}}}},
+        "tfjs-cpu": {"label": "TF.js cpu", "start": {"readyMs": 200}, "models": {"squeezenet": slow}, "ops": [dict(op, medianMs=40)]},
+        "tfjs-webgl": {"label": "TF.js webgl", "unavailable": "no WebGL"},
+    }}
+    text = bench.tables(data, ["squeezenet"])
+    assert "| WebNN polyfill | 9 000 | 6 000 |" in text
+    assert "| TF.js cpu | 500 | 300 | 400 | 800 | 700 | 3 | 0.25× | lesser panda | 0.0e+00 |" in text
+    assert "TF.js webgl | unavailable: no WebGL" in text
+    assert "| conv2d 3x3 | 100.0 | 10.0 | 40.0 (0.25×) | 20.00 |" in text
+    assert "| conv2d+relu (3x3) | 8 | 150 | 75 % | yes |" in text
+    md = ROOT / "test-results" / "bench-tables.md"
+    md.parent.mkdir(exist_ok=True)
+    md.write_text("# Perf\n\nprose\n\n<!-- bench:begin -->\nOLD-TABLE\n<!-- bench:end -->\n\nafter\n")
+    info = {"cpu": "cpu", "cores": 2, "memory": "1 GiB", "os": "Linux", "browser": "Chromium", "tfjs": "4.22.0",
+            "date": "today", "commit": "abc", "loadavg_at_start": "1"}
+    bench.write_markdown(md, text, "python3 tools/bench.py", info)
+    out = md.read_text()
+    assert out.startswith("# Perf\n\nprose\n") and out.endswith("<!-- bench:end -->\n\nafter\n") and "OLD-TABLE" not in out
+    assert "Command: `python3 tools/bench.py`" in out

@@ -1,0 +1,125 @@
+import { MODELS, createClassifier, loadLabels, topK } from './lib/models.js';
+import { imageToTensor } from './lib/image.js';
+import { $, requirePolyfill, Status, fmtMs, showError, clearError, catchGlobalErrors, carryQuery, topFiveList } from './lib/ui.js';
+
+const cfg = self.GALLERY_CONFIG;
+const status = new Status($('#status'));
+const errorBox = $('#error');
+catchGlobalErrors(errorBox);
+carryQuery();
+
+const q = new URLSearchParams(location.search);
+if (MODELS[q.get('model')]) $('#model').value = q.get('model');
+if (['cpu', 'gpu', 'npu'].includes(q.get('device'))) $(`input[name=device][value=${q.get('device')}]`).checked = true;
+$('#runs').value = cfg.runs;
+$('#fast').textContent = cfg.fastPaths ? 'on' : 'off (?fast=0)';
+$('#weights-base').textContent = cfg.weightsBase;
+
+let uploaded = null;       // {name, blob}
+let busy = false;
+const classifiers = new Map();  // `${model}/${device}` -> classifier
+
+const device = () => $('input[name=device]:checked').value;
+
+function setTiming(k, text) { $(`#timings tr[data-k=${k}] td.num`).textContent = text; }
+
+function syncNotice() { $('#latency-note').hidden = !MODELS[$('#model').value].latencyOnly; }
+$('#model').addEventListener('change', syncNotice);
+syncNotice();
+
+function useFile(file) {
+  if (!file) return;
+  if (!/^image\//.test(file.type)) {
+    showError(errorBox, new TypeError(`"${file.name}" is not an image (${file.type || 'unknown type'})`), 'Cannot use this file');
+    return;
+  }
+  uploaded = { name: file.name, blob: file };
+  const opt = $('#sample option[value=""]');
+  opt.hidden = false;
+  opt.textContent = `Uploaded: ${file.name}`;
+  $('#sample').value = '';
+  run();
+}
+$('#file').addEventListener('change', (e) => useFile(e.target.files[0]));
+const drop = $('#drop');
+drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
+drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+drop.addEventListener('drop', (e) => { e.preventDefault(); drop.classList.remove('over'); useFile(e.dataTransfer.files[0]); });
+
+async function imageBlob() {
+  const sample = $('#sample').value;
+  if (!sample && uploaded) return uploaded;
+  const url = cfg.weightsBase + sample;
+  const r = await fetch(url);
+  if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+  return { name: sample, blob: await r.blob() };
+}
+
+async function run() {
+  if (busy) return;
+  busy = true;
+  $('#go').disabled = true;
+  clearError(errorBox);
+  const modelId = $('#model').value;
+  const model = MODELS[modelId];
+  const dev = device();
+  const runs = Math.max(1, Math.min(200, parseInt($('#runs').value, 10) || cfg.runs));
+  try {
+    requirePolyfill();
+    status.show('Reading the image…');
+    const { name, blob } = await imageBlob();
+    let bitmap;
+    try {
+      bitmap = await createImageBitmap(blob);
+    } catch (e) {
+      throw new TypeError(`could not decode the image "${name}" (${e.message})`);
+    }
+    $('#preview').getContext('2d').drawImage(bitmap, 0, 0, 224, 224);
+    $('#image-name').textContent = `${name} (${bitmap.width}×${bitmap.height}, resized to 224×224)`;
+    const input = await imageToTensor(bitmap);
+
+    const key = `${modelId}/${dev}`;
+    let c = classifiers.get(key);
+    const fresh = !c;
+    if (!c) {
+      const engineStarted = webnnPolyfill.engineStats.startMs != null;
+      c = await createClassifier(modelId, {
+        deviceType: dev, weightsBase: cfg.weightsBase,
+        onStage: (stage, f) => {
+          if (stage === 'engine') status.show(engineStarted ? `Creating a ${dev} context…` : 'Starting the WebNN engine (Pyodide + numpy, a few seconds)…');
+          else if (stage === 'weights') status.show(`Loading ${model.title} weights… ${Math.round(f * 100)} %`, f);
+          else if (stage === 'build') status.show('Building the graph…');
+        },
+      });
+      classifiers.set(key, c);
+    }
+    setTiming('engine', fmtMs(webnnPolyfill.engineStats.startMs));
+    setTiming('context', fresh ? fmtMs(c.timings.contextMs) : 'reused');
+    setTiming('weights', !fresh ? 'reused' : c.timings.weightsCached ? 'already loaded' : fmtMs(c.timings.weightsMs));
+    setTiming('build', fresh ? fmtMs(c.timings.buildMs) : 'reused');
+    status.show('Running the first inference…');
+    const labels = await loadLabels(cfg.weightsBase);
+    // Let the status paint before the (synchronous) dispatch blocks the thread.
+    await new Promise((r) => setTimeout(r, 30));
+    const r = await c.run(input, runs, (i, n) => status.show(`Repeating inference ${i}/${n}…`, i / n));
+    setTiming('first', fmtMs(r.firstMs));
+    setTiming('median', `${fmtMs(r.medianMs)} (n=${runs})`);
+    setTiming('min', fmtMs(r.minMs));
+    const top = topK(r.probabilities, labels, 5);
+    topFiveList($('#top5'), top, model.latencyOnly);
+    $('#result-model').textContent = `· ${model.title} on ${dev}${model.latencyOnly ? ' · synthesized logits, labels meaningless' : ''}`;
+    document.body.dataset.model = modelId;
+    document.body.dataset.top1 = top[0].label;
+    status.done(`${model.title} on ${dev}: top-1 “${top[0].label}”${model.latencyOnly ? ' (meaningless: synthesized logits)' : ''}, median ${fmtMs(r.medianMs)} per inference`);
+  } catch (e) {
+    status.fail();
+    showError(errorBox, e, `Classification with ${model.title} failed`);
+  } finally {
+    busy = false;
+    $('#go').disabled = false;
+  }
+}
+
+$('#go').addEventListener('click', run);
+$('#sample').addEventListener('change', () => { if ($('#sample').value) run(); });
+run();
