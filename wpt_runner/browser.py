@@ -1,14 +1,15 @@
 """Driving headless Chromium with asyncio Playwright.
 
-One browser; each job owns one browser context (so the HTTP cache, and with
-it the polyfill's large runtime files, is shared by the pages of that job)
-and loads one fresh page per test run.
+Each job owns one Chromium (a persistent context on a temporary profile, so
+the HTTP cache and with it the polyfill's large runtime files are shared by
+the pages of that job) and loads one fresh page per test run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import tempfile
 import time
 
 from .results import FileResult
@@ -21,12 +22,19 @@ LAUNCH_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-POLL_MS = 100
+POLL_S = 0.1
 GRACE_S = 5.0          # after the deadline: time for testharness's timeout() to report
 MAX_ERRORS = 50
 MAX_ERROR_LEN = 2000
 
-_COMPLETE = "() => !!(self.__wptRunner && self.__wptRunner.complete)"
+# Returns the subtests finished since the last poll, and whether the page is
+# complete.  Polling in small increments keeps the subtests that did finish
+# even when the page later hangs for good.
+_POLL = """(seen) => {
+  const s = self.__wptRunner;
+  if (!s) return null;
+  return {complete: s.complete, fresh: s.results.slice(seen)};
+}"""
 _STATE = "() => self.__wptRunner || null"
 _FORCE_TIMEOUT = """() => {
   if (!self.__wptRunner || typeof timeout !== 'function') return false;
@@ -46,11 +54,54 @@ def chromium_path() -> str:
 
 
 async def _guard(coro, seconds: float):
-    """Await ``coro`` for at most ``seconds``; return (ok, value)."""
+    """Await ``coro`` for at most ``seconds``; return (ok, value or exception).
+
+    Playwright's own timeouts are not enough: with a renderer stuck in a
+    busy loop some calls never return.
+    """
     try:
-        return True, await asyncio.wait_for(coro, seconds)
+        return True, await asyncio.wait_for(coro, max(0.05, seconds))
     except Exception as e:  # timeouts, closed targets, crashes
         return False, e
+
+
+def _is_timeout(e) -> bool:
+    return isinstance(e, (asyncio.TimeoutError, TimeoutError)) or type(e).__name__ == "TimeoutError"
+
+
+def _short(e) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}"
+
+
+class _Hung(Exception):
+    pass
+
+
+async def _wait_complete(page, deadline: float, seen: list) -> bool:
+    """Poll the page until testharness completes (True) or ``deadline`` (False).
+
+    Subtests reported meanwhile are appended to ``seen``.  Raises _Hung when
+    the page stops answering, or the Playwright error when it went away.
+    """
+    transient = 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        ok, st = await _guard(page.evaluate(_POLL, len(seen)), left)
+        if not ok:
+            if _is_timeout(st):
+                raise _Hung()
+            # e.g. "Execution context was destroyed" right after the commit
+            transient += 1
+            if transient > 20 or "closed" in str(st) or "crash" in str(st).lower():
+                raise st
+        elif st:
+            seen.extend(st["fresh"])
+            if st["complete"]:
+                return True
+        await asyncio.sleep(POLL_S)
 
 
 async def run_one(context, run, base_url: str, base_timeout: float):
@@ -59,79 +110,82 @@ async def run_one(context, run, base_url: str, base_timeout: float):
     Returns (FileResult, healthy); healthy is False when the page could not be
     cleaned up and the context should be replaced.
     """
-    from playwright.async_api import TimeoutError as PWTimeout
-
     limit = run.timeout(base_timeout)
-    errors = []
-    crashed = []
+    errors, crashed, seen = [], [], []
 
     def add_error(text):
         if len(errors) < MAX_ERRORS:
             errors.append(text[:MAX_ERROR_LEN])
 
     t0 = time.monotonic()
+    deadline = t0 + limit
     page = await context.new_page()
     page.on("console", lambda m: m.type == "error" and add_error(f"console: {m.text}"))
     page.on("pageerror", lambda e: add_error(f"uncaught: {e}"))
     page.on("crash", lambda *_: crashed.append(True))
 
-    completed = False
+    completed = hung = forced = False
     problem = None
     try:
-        await page.goto(base_url + run.url, wait_until="commit", timeout=limit * 1000)
-        left = max(0.1, limit - (time.monotonic() - t0))
-        await page.wait_for_function(_COMPLETE, polling=POLL_MS, timeout=left * 1000)
-        completed = True
-    except PWTimeout:
-        pass
+        ok, e = await _guard(page.goto(base_url + run.url, wait_until="commit",
+                                       timeout=limit * 1000), limit)
+        if not ok:
+            raise e
+        completed = await _wait_complete(page, deadline, seen)
+        if not completed:
+            # Ask testharness.js to time out what is left and report.
+            ok, called = await _guard(page.evaluate(_FORCE_TIMEOUT), GRACE_S)
+            if not ok and _is_timeout(called):
+                raise _Hung()
+            if ok and called is True:
+                forced = True
+                completed = await _wait_complete(page, time.monotonic() + GRACE_S, seen)
+    except _Hung:
+        hung = True
     except Exception as e:
-        problem = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-
-    forced = False
-    if not completed and not crashed:
-        # Ask testharness.js to time out the remaining subtests and report.
-        ok, called = await _guard(page.evaluate(_FORCE_TIMEOUT), GRACE_S)
-        if ok and called is True:
-            forced = True
-            try:
-                await page.wait_for_function(_COMPLETE, polling=POLL_MS, timeout=GRACE_S * 1000)
-                completed = True
-            except Exception:
-                pass
+        if not _is_timeout(e):
+            problem = _short(e)
 
     state = None
-    if not crashed:
+    if completed and not crashed:
         ok, value = await _guard(page.evaluate(_STATE), GRACE_S)
         state = value if ok else None
     duration = time.monotonic() - t0
 
     if crashed:
-        status, message = "CRASH", "the page crashed"
-        subtests = []
+        status, message, subtests = "CRASH", "the page crashed", list(seen)
     elif state and state.get("complete"):
         status, message = state.get("status") or "ERROR", state.get("message")
         subtests = list(state.get("tests") or [])
+        if forced and status == "OK":
+            status = "TIMEOUT"
     else:
         # Never completed: a file-level TIMEOUT (or ERROR if loading failed),
-        # keeping whichever subtests did finish.
+        # keeping the subtests that did finish.
         status = "ERROR" if problem else "TIMEOUT"
-        message = problem or f"the page did not complete within {limit:g}s"
-        subtests = list((state or {}).get("results") or [])
-    if completed and forced and status == "OK":
-        status = "TIMEOUT"
+        message = problem or (f"the page did not complete within {limit:g}s"
+                              + (" (it stopped responding)" if hung else ""))
+        subtests = list(seen)
 
     healthy = True
-    if run.scope == "serviceworker" and not crashed:
+    if run.scope == "serviceworker" and not hung and not crashed:
         ok, _ = await _guard(page.evaluate(_UNREGISTER_SW), GRACE_S)
-        healthy = healthy and ok
+        healthy = ok
+    # Closing also ends a renderer stuck in a loop; the context (and its HTTP
+    # cache) is replaced only when that fails.
     ok, _ = await _guard(page.close(), 10.0)
-    healthy = healthy and ok and not crashed
+    healthy = healthy and ok
     return FileResult(run, status, message, subtests, errors, duration), healthy
 
 
 async def run_all(runs, base_url: str, *, jobs: int, timeout: float,
                   chromium: str | None = None, on_result=None) -> list:
-    """Run all ``runs``; results come back in the order of ``runs``."""
+    """Run all ``runs``; results come back in the order of ``runs``.
+
+    Each job is its own Chromium with a persistent (temporary) profile: only
+    an on-disk HTTP cache keeps the polyfill's ~10 MB wasm (and V8's compiled
+    code for it) across pages; an in-memory one drops entries that large.
+    """
     from playwright.async_api import async_playwright
 
     if not runs:
@@ -142,33 +196,36 @@ async def run_all(runs, base_url: str, *, jobs: int, timeout: float,
     results = [None] * len(runs)
 
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(
-            executable_path=chromium or chromium_path(), args=LAUNCH_ARGS, headless=True)
+        async def new_context(profile):
+            ctx = await pw.chromium.launch_persistent_context(
+                profile, executable_path=chromium or chromium_path(), args=LAUNCH_ARGS,
+                headless=True)
+            for p in ctx.pages:  # the initial blank tab
+                await _guard(p.close(), 5.0)
+            return ctx
 
-        async def job():
-            context = await browser.new_context()
-            try:
-                while True:
-                    try:
-                        i, run = queue.get_nowait()
-                    except asyncio.QueueEmpty:
-                        return
-                    try:
-                        res, healthy = await run_one(context, run, base_url, timeout)
-                    except Exception as e:  # never drop a run
-                        res = FileResult(run, "ERROR", f"runner error: {e!r}")
-                        healthy = False
-                    results[i] = res
-                    if on_result:
-                        on_result(res)
-                    if not healthy:
-                        await _guard(context.close(), 10.0)
-                        context = await browser.new_context()
-            finally:
-                await _guard(context.close(), 10.0)
+        async def job(n):
+            with tempfile.TemporaryDirectory(prefix=f"wpt_runner-{n}-") as profile:
+                context = await new_context(profile)
+                try:
+                    while True:
+                        try:
+                            i, run = queue.get_nowait()
+                        except asyncio.QueueEmpty:
+                            return
+                        try:
+                            res, healthy = await run_one(context, run, base_url, timeout)
+                        except Exception as e:  # never drop a run
+                            res = FileResult(run, "ERROR", f"runner error: {e!r}")
+                            healthy = False
+                        results[i] = res
+                        if on_result:
+                            on_result(res)
+                        if not healthy:
+                            await _guard(context.close(), 20.0)
+                            context = await new_context(profile)
+                finally:
+                    await _guard(context.close(), 20.0)
 
-        try:
-            await asyncio.gather(*(job() for _ in range(max(1, min(jobs, len(runs))))))
-        finally:
-            await _guard(browser.close(), 20.0)
+        await asyncio.gather(*(job(n) for n in range(max(1, min(jobs, len(runs))))))
     return results

@@ -64,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not inject the polyfill (run against the bare browser)")
     p.add_argument("--chromium", metavar="PATH", default=None,
                    help="Chromium executable (default: $CHROMIUM or /usr/bin/chromium)")
+    p.add_argument("--from-results", metavar="FILE",
+                   help="run nothing: take the results from a JSON file written by --out "
+                        "(to write a report or check/update expectations)")
     p.add_argument("--list", action="store_true", help="list the selected test URLs and exit")
     p.add_argument("--serve", action="store_true",
                    help="only serve the tree (for a manual browser) until interrupted")
@@ -126,6 +129,13 @@ def select_runs(root: str, args) -> list:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    if args.from_results:
+        try:
+            out = results.read_json(args.from_results)
+        except (OSError, ValueError, KeyError) as e:
+            log(f"wpt_runner: error: cannot read {args.from_results}: {e!r}")
+            return 2
+        return finish(args, out, {"from_results": os.path.abspath(args.from_results)}, log)
     try:
         root = wpttree.resolve(args.wpt, log=log)
         runs = select_runs(root, args)
@@ -179,9 +189,15 @@ def main(argv=None) -> int:
         "filter": manifest.split_patterns(args.filter),
         "duration_s": round(duration, 1),
     }
+    log(f"wpt_runner: ran {len(runs)} pages in {duration:.0f}s")
+    return finish(args, out, meta, log)
+
+
+def finish(args, out, meta, log) -> int:
+    """Summary, output files and expectations; returns the exit status."""
     t = results.totals(out)
     log(f"wpt_runner: {t['files_ok']}/{t['files']} files fully passing, "
-        f"{t['passed']}/{t['subtests']} subtests passing, in {duration:.0f}s")
+        f"{t['passed']}/{t['subtests']} subtests passing")
     if args.out:
         results.write_json(args.out, out, meta)
         log(f"wrote {args.out}")

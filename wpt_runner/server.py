@@ -217,7 +217,8 @@ class Server:
         handler = type("BoundHandler", (Handler,), {"site": self.site})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.1},
+                                       daemon=True)
 
     @property
     def url(self) -> str:

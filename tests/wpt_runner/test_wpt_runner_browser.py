@@ -19,7 +19,9 @@ pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(_reason is not None, reason=_reason or "")]
 
 SCOPES = ("window", "worker", "sharedworker", "serviceworker")
-TIMEOUT = "3"   # seconds per page; long.https.any.js needs 4 s (timeout=long: x5)
+MAIN_FILTER = "webnn/scopes*,webnn/isolated*,webnn/errors,webnn/window_only*"
+MAIN_TIMEOUT = "30"
+SHORT_TIMEOUT = "3"   # long.https.any.js needs 4 s: passes only with timeout=long x5
 
 
 def wrapper(scope):
@@ -28,17 +30,16 @@ def wrapper(scope):
             "serviceworker": ".any.serviceworker.html"}[scope]
 
 
-def run_cli(*args, timeout=120):
+def run_cli(*args, timeout=MAIN_TIMEOUT):
     cmd = [sys.executable, "-m", "wpt_runner", "--wpt", FIXTURE, "--polyfill", POLYFILL,
-           "--polyfill-config", '{"fixture": "extra"}', "--timeout", TIMEOUT, "--jobs", "2",
+           "--polyfill-config", '{"fixture": "extra"}', "--timeout", timeout, "--jobs", "2",
            *args]
-    return subprocess.run(cmd, cwd=PROJECT_ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(cmd, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
 def full_run(tmp_path_factory):
-    """One run over the whole fixture tree (cpu and gpu variants)."""
+    """One run over the fixture tree (cpu and gpu variants), with expectations."""
     tmp = tmp_path_factory.mktemp("full")
     exp = tmp / "expectations.json"
     exp.write_text(json.dumps({
@@ -46,10 +47,21 @@ def full_run(tmp_path_factory):
         "/webnn/window_only.window.html": ["window.js runs in a window with the polyfill"],
         "/webnn/not/run.https.any.html": ["whatever"],
     }))
-    proc = run_cli("--variants", "cpu,gpu", "--out", str(tmp / "r.json"),
-                   "--report", str(tmp / "r.md"), "--expectations", str(exp))
+    proc = run_cli("--variants", "cpu,gpu", "--filter", MAIN_FILTER,
+                   "--out", str(tmp / "r.json"), "--report", str(tmp / "r.md"),
+                   "--expectations", str(exp))
     doc = json.loads((tmp / "r.json").read_text())
     return proc, doc["results"], (tmp / "r.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def timeout_run(tmp_path_factory):
+    """The pages under webnn/timeout/, with a short per-page timeout."""
+    tmp = tmp_path_factory.mktemp("timeouts")
+    proc = run_cli("--filter", "webnn/timeout", "--out", str(tmp / "r.json"),
+                   timeout=SHORT_TIMEOUT)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads((tmp / "r.json").read_text())["results"]
 
 
 def subtests(res):
@@ -60,9 +72,7 @@ def test_all_wrappers_ran(full_run):
     _, results, _ = full_run
     expected = {f"/webnn/scopes.https{wrapper(s)}?{v}" for s in SCOPES for v in ("cpu", "gpu")}
     expected |= {f"/webnn/isolated.https{wrapper(s)}" for s in SCOPES}
-    expected |= {"/webnn/timeout/never_done.https.any.html",
-                 "/webnn/timeout/long.https.any.html",
-                 "/webnn/errors/uncaught.https.any.html",
+    expected |= {"/webnn/errors/uncaught.https.any.html",
                  "/webnn/window_only.window.html"}
     assert set(results) == expected   # ?npu variants were not selected
 
@@ -94,8 +104,8 @@ def test_headers_make_cross_origin_isolated(full_run, scope):
     assert st["SharedArrayBuffer"]["status"] == "PASS", st
 
 
-def test_never_completing_page_is_a_timeout(full_run):
-    _, results, _ = full_run
+def test_never_completing_page_is_a_timeout(timeout_run):
+    results = timeout_run
     res = results["/webnn/timeout/never_done.https.any.html"]
     assert res["status"] == "TIMEOUT"
     assert "did not complete" in res["message"]
@@ -103,12 +113,20 @@ def test_never_completing_page_is_a_timeout(full_run):
     assert subtests(res)["finishes"]["status"] == "PASS"
 
 
-def test_long_timeout_multiplies(full_run):
-    _, results, _ = full_run
+def test_hung_page_is_a_timeout(timeout_run):
+    results = timeout_run
+    res = results["/webnn/timeout/hang.https.any.html"]
+    assert res["status"] == "TIMEOUT"
+    assert "stopped responding" in res["message"]
+    assert subtests(res)["finishes first"]["status"] == "PASS"
+
+
+def test_long_timeout_multiplies(timeout_run):
+    results = timeout_run
     res = results["/webnn/timeout/long.https.any.html"]
     assert res["status"] == "OK", res
     assert res["passed"] == 1
-    assert res["duration"] > float(TIMEOUT)
+    assert res["duration"] > float(SHORT_TIMEOUT)
 
 
 def test_uncaught_error_is_reported(full_run):
@@ -129,14 +147,19 @@ def test_progress_report_and_expectation_gating(full_run):
     proc, _, md = full_run
     assert proc.returncode == 1, proc.stderr
     err = proc.stderr
-    assert "[16/16]" in err and "pass " in err
+    assert "[14/14]" in err and "pass " in err
     assert "Regressions (expected PASS, now not passing): 1" in err
     assert "/webnn/scopes.https.any.html?cpu :: failing subtest" in err
     assert "Newly passing" in err
     assert "/webnn/scopes.https.any.html?cpu :: META script loaded" in err
     assert "/webnn/not/run" not in err
     assert "| webnn (idlharness/other) | cpu | sharedworker | 0/1 | 8/9 |" in md
-    assert "| timeout | default | window | 1/2 | 2/2 |" in md
+    assert "| errors | default | window | 0/1 | 1/1 |" in md
+
+
+def test_timeout_totals(timeout_run):
+    assert {r["status"] for r in timeout_run.values()} == {"OK", "TIMEOUT"}
+    assert len(timeout_run) == 3
 
 
 def test_update_expectations_then_pass(tmp_path):

@@ -97,7 +97,7 @@ def test_expand_selects_devices_scopes_and_filters(fixture_tree):
                                      "/webnn/window_only.window.html"]
     # a plain directory matches everything below it
     runs = expand_runs(fixture_tree, sources, patterns=["webnn/timeout"])
-    assert {r.source for r in runs} == {"webnn/timeout/long.https.any.js",
+    assert {r.source for r in runs} == {"webnn/timeout/long.https.any.js", "webnn/timeout/hang.https.any.js",
                                         "webnn/timeout/never_done.https.any.js"}
     assert [r.long for r in runs if r.source.endswith("long.https.any.js")] == [True]
     # URL globs work too

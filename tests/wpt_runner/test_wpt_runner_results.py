@@ -79,3 +79,23 @@ def test_report_tables():
     assert "| webnn (idlharness/other) | default | dedicatedworker | 0/1 | 0/1 | 0.0% |" in text
     assert f"| `{URL_B}` | FAIL | TIMEOUT | 0/1 |" in text
     assert "subtests: 2/4 passing" in text
+
+
+def test_cli_from_results_gates_and_updates(tmp_path, capsys):
+    from wpt_runner import cli
+    res = str(tmp_path / "r.json")
+    results.write_json(res, sample(), {})
+    exp = str(tmp_path / "exp.json")
+    expectations.dump(exp, {URL_A: ["a1", "a2"], "/webnn/other.html": ["o"]})
+
+    assert cli.main(["--from-results", res, "--expectations", exp]) == 1
+    err = capsys.readouterr().err
+    assert f"{URL_A} :: a2" in err and f"{URL_A} :: a3" in err
+
+    md = str(tmp_path / "r.md")
+    assert cli.main(["--from-results", res, "--expectations", exp,
+                     "--update-expectations", "--report", md]) == 0
+    assert expectations.load(exp) == {URL_A: ["a1", "a3"], "/webnn/other.html": ["o"]}
+    assert "| conformance_tests | cpu | window |" in open(md).read()
+    assert cli.main(["--from-results", res, "--expectations", exp]) == 0
+    assert cli.main(["--from-results", str(tmp_path / "missing.json")]) == 2
