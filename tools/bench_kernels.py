@@ -2,12 +2,16 @@
 same microkernels) — the building block `./dev bench` can call; the browser
 numbers come from the same core running in Pyodide (see docs/performance.md).
 
-    python tools/bench_kernels.py [--runs 10] [--model squeezenet] [--gemm] [--profile]
+    python tools/bench_kernels.py [--runs 10] [--gemm] [--profile] [--browser]
 
-  * model: SqueezeNet 1.0 (../shared/models) built through webnn_core,
-    median latency with the fast paths on and off, outputs compared;
+  * SqueezeNet 1.0 (../shared/models) built through webnn_core in CPython
+    with the native build of the kernels: median latency with the fast paths
+    on and off, outputs compared;
   * --gemm: GFLOP/s of the GEMM/conv microkernels on SqueezeNet's shapes;
-  * --profile: per-op time breakdown (webnn_core.kernels profiling).
+  * --profile: per-op time breakdown (webnn_core.kernels profiling);
+  * --browser: the same SqueezeNet in headless Chromium through the public
+    WebNN API (tests/browser/pages/simd.html): relaxed-SIMD build, plain
+    simd128 build, and numpy only, each graph built under its own setting.
 
 Python API (also usable inside Pyodide, where the wasm backend is attached):
   build_squeezenet(context, weights)  -> (graph, input name, output name)
@@ -172,13 +176,56 @@ def bench_convs(repeat=5):
     return rows
 
 
+def bench_browser(runs=10, chromium=None) -> dict:
+    """SqueezeNet latency in headless Chromium: {mode: {medianMs, minMs, profile, ...}}."""
+    import serve
+    from playwright.sync_api import sync_playwright
+
+    mounts = {**serve.default_mounts(), "/test-pages/": ROOT / "tests" / "browser" / "pages"}
+    srv = serve.start(mounts=mounts)
+    url = f"http://127.0.0.1:{srv.server_address[1]}/test-pages/simd.html"
+    args = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--no-first-run"]
+    results = {}
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium or os.environ.get("CHROMIUM", "/usr/bin/chromium"),
+                                        args=args)
+            for query, modes, names in (("", ["fast", "numpy"], ["relaxed-simd", "numpy"]),
+                                        ("?fastpaths=simd128", ["fast"], ["simd128"])):
+                page = browser.new_page()
+                page.set_default_timeout(600_000)
+                page.goto(url + query)
+                page.wait_for_function("window.ready === true")
+                r = page.evaluate(f"timeSqueezeNet({int(runs)}, {modes!r})")
+                for mode, name in zip(modes, names):
+                    results[name] = r[mode]
+                    results[name]["kernels"] = r["status"]["detail"] if mode == "fast" else None
+                page.close()
+            browser.close()
+    finally:
+        srv.shutdown()
+    return results
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--gemm", action="store_true", help="per-convolution GFLOP/s")
     p.add_argument("--profile", action="store_true", help="per-op time breakdown")
     p.add_argument("--no-build", action="store_true", help="do not (re)build the native library")
+    p.add_argument("--browser", action="store_true", help="SqueezeNet in headless Chromium (needs ./dev build)")
     args = p.parse_args(argv)
+    if args.browser:
+        sys.path.insert(0, str(ROOT / "tools"))
+        r = bench_browser(runs=args.runs)
+        for name, m in r.items():
+            print(f"squeezenet (chromium) {name:<13} median {m['medianMs']:8.2f} ms  min {m['minMs']:8.2f} ms"
+                  f"  build {m['buildMs']:7.1f} ms  top-1 {m['top1']}")
+            if args.profile:
+                for op, v in sorted(m["profile"].items(), key=lambda kv: -kv[1]["ms"]):
+                    print(f"    {op:<16}{v['calls']:>5} calls {v['fast_calls']:>5} fast {v['ms']:9.2f} ms")
+        return 0
     from webnn_core import fast
 
     status = fast.attach_native(build=not args.no_build)

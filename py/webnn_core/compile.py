@@ -131,6 +131,7 @@ def _const(operand):
 
 
 def prepack(nodes) -> list:
+    from .fast import backend
     from .fast.pack import pack_b, pack_conv
 
     out = []
@@ -141,7 +142,7 @@ def prepack(nodes) -> list:
             bias = ins[2] if len(ins) > 2 else None
             if _const(ins[1]) and (bias is None or (_const(bias) and _f32(bias))):
                 w = np.transpose(ins[1].value, node.attrs["filter_perm"])
-                prep = pack_conv(w, None if bias is None else bias.value, node.attrs["groups"])
+                prep = pack_conv(w, None if bias is None else bias.value, node.attrs["groups"], backend())
                 node = _copy(node, _prep=prep)
         elif name == "matmul" and _const(ins[1]) and _f32(ins[0]) and _f32(ins[1]):
             if len(ins[0].shape) == 2 and len(ins[1].shape) == 2:

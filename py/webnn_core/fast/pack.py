@@ -55,8 +55,10 @@ def is_depthwise(o: int, ig: int, groups: int) -> bool:
     return ig == 1 and o == groups
 
 
-def pack_conv(w_ohwi: np.ndarray, bias, groups: int) -> PackedConv:
-    """Pack an OHWI float32 filter (+ optional bias [O]) for wk_conv2d or wk_dwconv2d."""
+def pack_conv(w_ohwi: np.ndarray, bias, groups: int, backend=None) -> PackedConv:
+    """Pack an OHWI float32 filter (+ optional bias [O]) for wk_conv2d or wk_dwconv2d.
+    With a kernel backend the GEMM panels are packed by wk_pack_b (numpy's
+    strided copies are slow in Pyodide); without, by numpy (same layout)."""
     o, kh, kw, ig = w_ohwi.shape
     if is_depthwise(o, ig, groups):
         w = np.ascontiguousarray(np.transpose(w_ohwi[:, :, :, 0], (1, 2, 0)), dtype=F32)
@@ -65,10 +67,18 @@ def pack_conv(w_ohwi: np.ndarray, bias, groups: int) -> PackedConv:
     og = o // groups
     k = kh * kw * ig
     npg = round_up(og)
-    wg = np.asarray(w_ohwi, F32).reshape(groups, og, k)
-    padded = np.zeros((groups, npg, k), F32)
-    padded[:, :og, :] = wg
-    w = np.ascontiguousarray(padded.reshape(groups, npg // NR, NR, k).transpose(0, 1, 3, 2)).reshape(-1)
+    if backend is not None:
+        wc = np.ascontiguousarray(w_ohwi, dtype=F32).reshape(groups, og, k)
+        w = np.empty(groups * npg * k, F32)
+        base = w.__array_interface__["data"][0]
+        for g in range(groups):
+            src = wc[g]  # (og, k): element (kk, oo) of B = W_g^T is at kk + oo * k
+            backend.pack_b(k, og, src.__array_interface__["data"][0], 1, k, base + 4 * g * npg * k)
+    else:
+        wg = np.asarray(w_ohwi, F32).reshape(groups, og, k)
+        padded = np.zeros((groups, npg, k), F32)
+        padded[:, :og, :] = wg
+        w = np.ascontiguousarray(padded.reshape(groups, npg // NR, NR, k).transpose(0, 1, 3, 2)).reshape(-1)
     b = None
     if bias is not None:
         b = np.zeros((groups, npg), F32)

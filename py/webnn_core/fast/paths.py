@@ -7,8 +7,11 @@ reference kernels):
   _prep    a PackedConv / packed B for constant weights (no per-call packing)
   _out     a preallocated output array (a pooled buffer, or a channel slice
            of a concat buffer) for the kernel to write into
+  _x       the array the node's input will be when its producer ran its
+           kernel (its `_out`), so the input's address can be reused
   _lo, _hi the clamp of a fused activation (conv2d+relu, conv2d+clamp)
   _inplace (buffer, views) of a concat whose producers wrote in place
+and the fast paths cache `_plan`, the node's resolved kernel call, on first use.
 """
 from __future__ import annotations
 
@@ -55,8 +58,7 @@ def _no_backend(name):
 # Rows of im2col per block: about 64 KiB of scratch, which stays in cache
 # while every weight panel passes over it.
 def _im2col_rows(k: int) -> int:
-    rows = max(4, (16384 // max(k, 1)) // 4 * 4)
-    return rows
+    return max(4, (16384 // max(k, 1)) // 4 * 4)
 
 
 def _conv_params(prep: PackedConv, attrs, shape, ldy):
@@ -171,7 +173,7 @@ def _conv(name, attrs, x, w, bias, lo, hi):
         return plan(x)
     if prep is None:
         # (a depthwise filter with a channel multiplier runs as a grouped GEMM)
-        prep = pack_conv(np.transpose(w, attrs["filter_perm"]), bias, attrs["groups"])
+        prep = pack_conv(np.transpose(w, attrs["filter_perm"]), bias, attrs["groups"], backend)
     xn = _c(x if nhwc else np.transpose(x, (0, 2, 3, 1)))
     out = attrs.get("_out") if nhwc else None
     if out is None:

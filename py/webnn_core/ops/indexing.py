@@ -19,7 +19,8 @@ def clamp_indices(indices: np.ndarray, dim) -> np.ndarray:
     broadcasting against `indices` (one size per index column for the ND ops)."""
     i = indices.astype(np.int64)
     i = np.where(i < 0, i + dim, i)
-    return np.clip(i, 0, np.asarray(dim) - 1)
+    # intp: numpy indexes with the platform word (int32 in wasm32 Pyodide, which refuses int64).
+    return np.clip(i, 0, np.asarray(dim) - 1).astype(np.intp)
 
 
 class _Gather(Op):
