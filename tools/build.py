@@ -56,7 +56,8 @@ def build_wheel(dest: Path) -> str:
 
 
 def js_body(wheel: str) -> str:
-    parts = [f"const POLYFILL_VERSION = {core_version()!r};\nconst CORE_WHEEL = {wheel!r};\n"]
+    parts = [f"const POLYFILL_VERSION = {core_version()!r};\nconst CORE_WHEEL = {wheel!r};\n"
+             f"const PYODIDE_VERSION = {runtime.VERSION!r};\n"]
     for src in JS_SOURCES:
         parts.append(f"// ---- js/src/{src}\n" + (ROOT / "js" / "src" / src).read_text())
     return "\n".join(parts)

@@ -3,7 +3,7 @@
 // imported synchronously during the worker's first evaluation).
 
 const CONFIG = Object.assign(
-  { runtimeBase: null, replaceNative: false, debug: false, fastPaths: true },
+  { runtimeBase: null, replaceNative: false, debug: false, fastPaths: true, snapshot: true },
   globalThis.WEBNN_POLYFILL_CONFIG || {});
 
 // Where this script was loaded from: the runtime files sit beside it by default.
@@ -55,7 +55,7 @@ async function startEngine() {
     else globalThis.loadPyodide = (await import(RUNTIME_BASE + 'pyodide.mjs')).loadPyodide;
   }
   simdBeforeEngineLoad();
-  const pyodide = await globalThis.loadPyodide({ indexURL: RUNTIME_BASE, fullStdLib: false });
+  const pyodide = await loadInterpreter();
   const quiet = CONFIG.debug ? console.log : () => {};
   await pyodide.loadPackage(['numpy', RUNTIME_BASE + CORE_WHEEL], { messageCallback: quiet, errorCallback: console.error });
   const bridge = pyodide.pyimport('webnn_core.bridge');
@@ -64,6 +64,53 @@ async function startEngine() {
   await simdAttach(pyodide);
   ENGINE_STATS.startMs = performance.now() - started;
   return { pyodide, call: bridge.call };
+}
+
+// Python's own start-up is the slowest part of the engine start. After the
+// first start in a browser profile, the freshly initialised interpreter's
+// memory is kept in Cache Storage and later starts restore it (Pyodide's
+// memory snapshots; taken before any package loads, as Pyodide requires).
+// Anything unusual (no Cache Storage, quota, a snapshot from another build)
+// falls back to a normal start. `snapshot: false` in the config turns it off.
+const SNAPSHOT_CACHE = 'webnn-polyfill-engine';
+const SNAPSHOT_KEY = () => `${RUNTIME_BASE}interpreter-${PYODIDE_VERSION}.snapshot`;
+
+async function snapshotCache() {
+  if (!CONFIG.snapshot || typeof caches === 'undefined') return null;
+  try {
+    return await caches.open(SNAPSHOT_CACHE);
+  } catch (e) {
+    return null;  // e.g. an opaque origin or storage disabled
+  }
+}
+
+async function loadInterpreter() {
+  const options = { indexURL: RUNTIME_BASE, fullStdLib: false };
+  const cache = await snapshotCache();
+  if (cache) {
+    try {
+      const hit = await cache.match(SNAPSHOT_KEY());
+      if (hit) {
+        const pyodide = await globalThis.loadPyodide({ ...options, _loadSnapshot: new Uint8Array(await hit.arrayBuffer()) });
+        ENGINE_STATS.snapshot = 'restored';
+        return pyodide;
+      }
+    } catch (e) {
+      if (CONFIG.debug) console.warn('webnn-polyfill: engine snapshot unusable, starting normally:', e);
+      await cache.delete(SNAPSHOT_KEY()).catch(() => {});
+    }
+  }
+  const pyodide = await globalThis.loadPyodide({ ...options, _makeSnapshot: !!cache });
+  ENGINE_STATS.snapshot = cache ? 'created' : 'off';
+  if (cache) {
+    try {
+      await cache.put(SNAPSHOT_KEY(), new Response(pyodide.makeMemorySnapshot()));
+    } catch (e) {
+      ENGINE_STATS.snapshot = 'failed';
+      if (CONFIG.debug) console.warn('webnn-polyfill: could not store the engine snapshot:', e);
+    }
+  }
+  return pyodide;
 }
 
 function engine() {
@@ -76,7 +123,7 @@ function engine() {
   return enginePromise;
 }
 
-const ENGINE_STATS = { startMs: null };
+const ENGINE_STATS = { startMs: null, snapshot: null };
 let ENGINE = null;  // set once started; builder calls are synchronous after createContext
 
 function toJsError([name, message, detail]) {

@@ -43,3 +43,21 @@ def test_workers(page, server, kind):
 def test_es_module_entry(page, server):
     page.goto(f"{server}/test-pages/module.html")
     assert page.evaluate("window.result") == {"same": True, "y": [1.0, 2.0, 3.0]}
+
+
+def test_engine_snapshot_is_created_then_restored(browser, server):
+    """The second start in a browser profile restores the interpreter snapshot
+    kept in Cache Storage, and the engine works the same."""
+    context = browser.new_context()
+    try:
+        seen = []
+        for _ in range(2):
+            pg = context.new_page()
+            pg.goto(f"{server}/test-pages/window.html")
+            result = pg.evaluate("window.result")
+            check(result)
+            seen.append(result["snapshot"])
+            pg.close()
+    finally:
+        context.close()
+    assert seen == ["created", "restored"]

@@ -6,6 +6,7 @@ async function runChecks() {
   const t0 = performance.now();
   const ctx = await navigator.ml.createContext({ deviceType: 'cpu' });
   out.contextMs = performance.now() - t0;
+  out.snapshot = webnnPolyfill.engineStats.snapshot;
   out.toString = Object.prototype.toString.call(ctx);
   const b = new MLGraphBuilder(ctx);
   const x = b.input('x', { dataType: 'float32', shape: [2, 2] });
