@@ -91,6 +91,39 @@ WK_INLINE void ukernel_4x8(int mr, int nc, int K, const float *a, int lda, const
   }
 }
 
+/* A single row of A against four consecutive full panels (32 columns): the
+ * GEMV case (M = 1: fully connected layers, 1x1 convolutions of a 1x1 image),
+ * where the 4 x 8 tile would compute its one row four times over and leave
+ * too few independent accumulators to hide the multiply-add latency. */
+WK_INLINE void ukernel_1x32(int K, const float *a, const float *b, const float *bias, float *c,
+                            v4f vlo, v4f vhi, int clamp) {
+  const float *b0 = b, *b1 = b + 8 * K, *b2 = b + 16 * K, *b3 = b + 24 * K;
+  v4f s0 = vzero(), s1 = vzero(), s2 = vzero(), s3 = vzero();
+  v4f s4 = vzero(), s5 = vzero(), s6 = vzero(), s7 = vzero();
+  for (int k = 0; k < K; k++) {
+    const v4f x = vsplat(a[k]);
+    s0 = vmadd(x, vld(b0), s0);
+    s1 = vmadd(x, vld(b0 + 4), s1);
+    s2 = vmadd(x, vld(b1), s2);
+    s3 = vmadd(x, vld(b1 + 4), s3);
+    s4 = vmadd(x, vld(b2), s4);
+    s5 = vmadd(x, vld(b2 + 4), s5);
+    s6 = vmadd(x, vld(b3), s6);
+    s7 = vmadd(x, vld(b3 + 4), s7);
+    b0 += 8; b1 += 8; b2 += 8; b3 += 8;
+  }
+  if (bias) {
+    s0 += vld(bias); s1 += vld(bias + 4); s2 += vld(bias + 8); s3 += vld(bias + 12);
+    s4 += vld(bias + 16); s5 += vld(bias + 20); s6 += vld(bias + 24); s7 += vld(bias + 28);
+  }
+  if (clamp) {
+    s0 = vclamp(s0, vlo, vhi); s1 = vclamp(s1, vlo, vhi); s2 = vclamp(s2, vlo, vhi); s3 = vclamp(s3, vlo, vhi);
+    s4 = vclamp(s4, vlo, vhi); s5 = vclamp(s5, vlo, vhi); s6 = vclamp(s6, vlo, vhi); s7 = vclamp(s7, vlo, vhi);
+  }
+  vst(c, s0); vst(c + 4, s1); vst(c + 8, s2); vst(c + 12, s3);
+  vst(c + 16, s4); vst(c + 20, s5); vst(c + 24, s6); vst(c + 28, s7);
+}
+
 /* C[0:M, 0:N] for A rows (stride lda) and packed B panels (each K x 8). */
 static void gemm_block(int M, int N, int K, const float *A, int lda, const float *Bp,
                        const float *bias, float *C, int ldc, v4f vlo, v4f vhi, int clamp) {
@@ -100,7 +133,13 @@ static void gemm_block(int M, int N, int K, const float *A, int lda, const float
     const int j1 = imin(N, j0 + ncb);
     for (int i = 0; i < M; i += WK_MR) {
       const int mr = imin(M - i, WK_MR);
-      for (int j = j0; j < j1; j += WK_NR) {
+      int j = j0;
+      if (mr == 1) {
+        for (; j + 4 * WK_NR <= j1; j += 4 * WK_NR) {
+          ukernel_1x32(K, A + i * lda, Bp + j * K, bias ? bias + j : 0, C + i * ldc + j, vlo, vhi, clamp);
+        }
+      }
+      for (; j < j1; j += WK_NR) {
         ukernel_4x8(mr, imin(N - j, WK_NR), K, A + i * lda, lda, Bp + j * K, bias ? bias + j : 0,
                     C + i * ldc + j, ldc, vlo, vhi, clamp);
       }

@@ -11,7 +11,11 @@ numbers come from the same core running in Pyodide (see docs/performance.md).
   * --profile: per-op time breakdown (webnn_core.kernels profiling);
   * --browser: the same SqueezeNet in headless Chromium through the public
     WebNN API (tests/browser/pages/simd.html): relaxed-SIMD build, plain
-    simd128 build, and numpy only, each graph built under its own setting.
+    simd128 build, and numpy only, each graph built under its own setting;
+  * --browser --tfjs: SqueezeNet and MobileNetV2, polyfill and TF.js wasm
+    alternating inferences in one page (tests/browser/pages/simd_vs_tfjs.html),
+    medians and the median of the per-pair ratios (needs TF.js in .cache/node,
+    which tools/bench.py installs).
 
 Python API (also usable inside Pyodide, where the wasm backend is attached):
   build_squeezenet(context, weights)  -> (graph, input name, output name)
@@ -208,6 +212,37 @@ def bench_browser(runs=10, chromium=None) -> dict:
     return results
 
 
+def bench_vs_tfjs(runs=15, chromium=None) -> list:
+    """[(model, build, polyfill median ms, TF.js median ms, median ratio)] from the interleaved page."""
+    import serve
+    from playwright.sync_api import sync_playwright
+
+    if not (ROOT / ".cache" / "node" / "node_modules" / "@tensorflow" / "tfjs-backend-wasm").is_dir():
+        raise SystemExit("TF.js is not installed in .cache/node (run python3 tools/bench.py once)")
+    mounts = {**serve.default_mounts(), "/test-pages/": ROOT / "tests" / "browser" / "pages"}
+    srv = serve.start(mounts=mounts)
+    url = f"http://127.0.0.1:{srv.server_address[1]}/test-pages/simd_vs_tfjs.html"
+    rows = []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium or os.environ.get("CHROMIUM", "/usr/bin/chromium"),
+                                        args=["--no-sandbox", "--disable-background-networking",
+                                              "--disable-component-update", "--disable-sync", "--no-first-run"])
+            for model in ("squeezenet", "mobilenetv2"):
+                for query in ("", "?fastpaths=simd128"):
+                    page = browser.new_page()
+                    page.set_default_timeout(600_000)
+                    page.goto(url + query)
+                    page.wait_for_function("window.ready === true")
+                    r = page.evaluate(f"run({int(runs)}, {model!r})")
+                    rows.append((model, r["status"]["detail"], r["polyMedian"], r["tfMedian"], r["ratioMedian"]))
+                    page.close()
+            browser.close()
+    finally:
+        srv.shutdown()
+    return rows
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=10)
@@ -215,7 +250,13 @@ def main(argv=None) -> int:
     p.add_argument("--profile", action="store_true", help="per-op time breakdown")
     p.add_argument("--no-build", action="store_true", help="do not (re)build the native library")
     p.add_argument("--browser", action="store_true", help="SqueezeNet in headless Chromium (needs ./dev build)")
+    p.add_argument("--tfjs", action="store_true", help="with --browser: interleaved with TF.js wasm")
     args = p.parse_args(argv)
+    if args.browser and args.tfjs:
+        sys.path.insert(0, str(ROOT / "tools"))
+        for model, kernels_, poly, tf, ratio in bench_vs_tfjs(runs=args.runs):
+            print(f"{model:<12} {kernels_:<45} polyfill {poly:8.2f} ms  TF.js wasm {tf:8.2f} ms  ratio {ratio:.2f}")
+        return 0
     if args.browser:
         sys.path.insert(0, str(ROOT / "tools"))
         r = bench_browser(runs=args.runs)

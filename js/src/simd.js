@@ -44,7 +44,10 @@ function simdBeforeEngineLoad() {
   const fromImports = (imports) => {
     try {
       const m = imports && imports.env && imports.env.memory;
-      if (!SIMD.memory && m instanceof WA.Memory) SIMD.memory = m;
+      if (!SIMD.memory && m instanceof WA.Memory) {
+        SIMD.memory = m;
+        if (SIMD.restore) SIMD.restore();  // seen it: unwrap at once
+      }
     } catch (e) { /* not ours to worry about */ }
   };
   const fromResult = (result) => {

@@ -36,7 +36,7 @@ def conv_attrs(padding=(0, 0, 0, 0), strides=(1, 1), dilations=(1, 1), groups=1,
 
 
 # ---------------------------------------------------------------------- GEMM --
-GEMM_SHAPES = [(1, 1, 1), (1, 8, 1), (3, 5, 7), (4, 8, 16), (5, 9, 3), (7, 17, 33), (13, 8, 1), (33, 31, 64),
+GEMM_SHAPES = [(1, 1, 1), (1, 8, 1), (1, 40, 17), (1, 1001, 64), (5, 70, 9), (3, 5, 7), (4, 8, 16), (5, 9, 3), (7, 17, 33), (13, 8, 1), (33, 31, 64),
                (64, 1, 9), (2, 100, 5), (130, 24, 300), (9, 3, 2049)]
 
 
@@ -249,3 +249,14 @@ def test_clamp_kernel(backend, n):
     ref = np.where(x < -1.5, np.float32(-1.5), x)
     ref = np.where(ref > 2.0, np.float32(2.0), ref)
     np.testing.assert_array_equal(y, ref)
+
+
+@pytest.mark.parametrize("o,kh,kw,ig,groups", [(5, 1, 1, 3, 1), (17, 3, 3, 4, 1), (12, 3, 2, 3, 3), (8, 3, 3, 1, 4)])
+def test_pack_conv_with_the_kernel_packer_matches_numpy(backend, o, kh, kw, ig, groups):
+    w = rand(kh, kw, ig, o).transpose(3, 0, 1, 2)  # an HWIO filter seen as OHWI: not contiguous
+    bias = rand(o)
+    ref = pack_conv(w, bias, groups)
+    got = pack_conv(w, bias, groups, backend)
+    assert got.kind == ref.kind == "gemm"
+    np.testing.assert_array_equal(got.w, ref.w)
+    np.testing.assert_array_equal(got.bias, ref.bias)
