@@ -113,7 +113,8 @@ def _coerce(value, operand) -> np.ndarray:
     arr = np.asarray(value)
     want = numpy_dtype(operand.dtype)
     if arr.dtype != want:
-        arr = arr.astype(want)
+        with np.errstate(over="ignore", invalid="ignore"):  # float16 overflow to ±inf is the intended result
+            arr = arr.astype(want)
     if arr.shape != operand.shape:
         arr = arr.reshape(operand.shape)
     return arr
