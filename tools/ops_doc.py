@@ -8,6 +8,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "py"))
 
+import webnn_core.fast  # noqa: E402,F401  (registers the SIMD fast paths)
 from webnn_core.registry import ops  # noqa: E402
 
 
