@@ -5,6 +5,7 @@ not overlapping, no horizontal overflow, also at a phone width)."""
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import MODELS, ROOT
@@ -81,14 +82,14 @@ def test_index_shows_a_card_per_example(gpage, server):
     cards = page.locator(".card")
     assert cards.count() >= 4
     titles = [t.strip() for t in page.locator(".card h2").all_inner_texts()]
-    for want in ("Image classification", "MobileNetV2 latency", "Graph playground", "In a dedicated worker"):
+    for want in ("Image classification", "MobileNetV2 latency", "Graph playground", "NNEF model", "In a dedicated worker"):
         assert want in titles, titles
     assert "polyfill" in page.inner_text("#env") and "cross-origin isolated" in page.inner_text("#env")
     # The gallery settings travel on the links (a deployment can point every page at hosted weights).
     hrefs = page.eval_on_selector_all(".card a.go", "as => as.map(a => a.getAttribute('href'))")
     assert all("fast=0" in h and "weights=" in h for h in hrefs), hrefs
     assert page.locator("#fast").input_value() == "0"
-    assert_layout(page, [f"#card-{c}" for c in ("classify", "mobilenet", "playground", "worker")] + ["#settings"], "index")
+    assert_layout(page, [f"#card-{c}" for c in ("classify", "mobilenet", "playground", "nnef", "worker")] + ["#settings"], "index")
     shot(page, "index")
     assert_fits_phone(page, "index")
     assert not page.errors, page.errors
@@ -217,6 +218,30 @@ def test_playground_composes_ops(gpage, server):
     page.wait_for_function("document.querySelector('#error').innerText.includes('needs 4 values')")
     shot(page, "playground-error")
     assert_fits_phone(page, "playground")
+    assert not page.errors, page.errors
+
+
+@pytest.mark.browser
+def test_nnef_card_runs_the_sample_document(gpage, server):
+    """The NNEF page parses its sample graph.nnef, lowers it with loadNNEF and runs it:
+    softmax(relu(x @ W + b)) for x = [1, 2, 3, 4], computed here with the same constants."""
+    page = gpage
+    page.goto(f"{server}/nnef.html")
+    page.wait_for_selector("body[data-state=done], body[data-state=error]", timeout=120_000)
+    assert page.get_attribute("body", "data-state") == "done", page.inner_text("#error")
+    x = np.array([[1.0, 2, 3, 4]])
+    w = np.array([1.0, 0.0, -1.0, 0.5, 1.0, 0.0, 0.0, -0.5, 1.0, 2.0, 0.0, 0.0]).reshape(4, 3)
+    h = np.maximum(x @ w + np.array([[0.5, -0.5, 0.0]]), 0)
+    expected = np.exp(h - h.max()) / np.exp(h - h.max()).sum()
+    line = [ln for ln in page.inner_text("#out").splitlines() if ln.startswith("output")][0]
+    got = np.array([float(v) for v in line.split("= [")[1].rstrip("]").split(",")])
+    assert np.allclose(got, expected.ravel(), atol=1e-5), (got, expected)
+    # A broken document is reported in the page, with the NNEF position.
+    page.fill("#doc", "version 1.0;\ngraph g( input ) -> ( output ) { input = external<scalar>(shape = [1]); output = relu(input; }")
+    page.click("#run")
+    page.wait_for_selector("#error:not([hidden])", timeout=30_000)
+    assert ":" in page.inner_text("#error")
+    shot(page, "nnef")
     assert not page.errors, page.errors
 
 
