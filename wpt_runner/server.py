@@ -107,7 +107,7 @@ class Site:
         if url_path == "/favicon.ico":
             return 204, [], b""
         if url_path == "/resources/testharnessreport.js":
-            return self._file(os.path.join(STATIC_DIR, "testharnessreport.js"),
+            return self._file(os.path.join(STATIC_DIR, "report-hook.js"),
                               extra=[("Cache-Control", "no-cache")], headers_files=False)
         if url_path.startswith(wrappers.POLYFILL_MOUNT):
             if not self.polyfill_dir:

@@ -10,6 +10,11 @@ if PROJECT_ROOT not in sys.path:
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixture")
 FIXTURE_POLYFILL = os.path.join(FIXTURE, "polyfill")
 
+# A stand-in ".wasm" the server tests fetch to check its headers; written here
+# rather than committed (no binaries in the repository).
+with open(os.path.join(FIXTURE_POLYFILL, "runtime.wasm"), "w") as _f:
+    _f.write("not really wasm; served to check polyfill headers\n")
+
 
 def pytest_configure(config):
     config.addinivalue_line(
