@@ -10,10 +10,18 @@ if PROJECT_ROOT not in sys.path:
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixture")
 FIXTURE_POLYFILL = os.path.join(FIXTURE, "polyfill")
 
-# A stand-in ".wasm" the server tests fetch to check its headers; written here
-# rather than committed (no binaries in the repository).
+# Files the fixture tree needs at WPT's own paths are written here rather than
+# committed under those names: a stand-in ".wasm" the server tests fetch to check
+# its headers, and our small stand-ins (fixture/stand-ins/) for the harness files
+# a real WPT tree has at resources/testharness.js and resources/webidl2/lib/webidl2.js.
 with open(os.path.join(FIXTURE_POLYFILL, "runtime.wasm"), "w") as _f:
     _f.write("not really wasm; served to check polyfill headers\n")
+for _src, _dst in (("testharness-standin.js", "resources/testharness.js"),
+                   ("webidl2-standin.js", "resources/webidl2/lib/webidl2.js")):
+    _target = os.path.join(FIXTURE, _dst)
+    os.makedirs(os.path.dirname(_target), exist_ok=True)
+    with open(os.path.join(FIXTURE, "stand-ins", _src)) as _in, open(_target, "w") as _out:
+        _out.write(_in.read())
 
 
 def pytest_configure(config):
