@@ -116,6 +116,24 @@ def _step_order(direction, d, steps):
 
 
 # -- ops ---------------------------------------------------------------------
+def _check_sequence_operands(input, weight, recurrentWeight, bias, recurrentBias, steps, hidden_size,
+                             gates, direction):
+    """The checks gru and lstm share: steps, hidden size, the 3-D input and the
+    per-direction weight and bias shapes. Returns (directions, batch)."""
+    check(steps >= 1, "steps must be > 0")
+    _check_hidden_size(hidden_size, gates)
+    check(len(input.shape) == 3, f"input must be 3-D, got shape {list(input.shape)}")
+    check(input.shape[0] == steps, f"input.shape[0] ({input.shape[0]}) must equal steps ({steps})")
+    nd = _check_direction(direction)
+    _, batch, input_size = input.shape
+    rows = gates * hidden_size
+    _check_shape(weight, (nd, rows, input_size), "weight")
+    _check_shape(recurrentWeight, (nd, rows, hidden_size), "recurrentWeight")
+    _check_shape(bias, (nd, rows), "bias")
+    _check_shape(recurrentBias, (nd, rows), "recurrentBias")
+    return nd, batch
+
+
 @register
 class Gru(Op):
     name = "gru"
@@ -130,18 +148,9 @@ class Gru(Op):
               layout="zrn", activations=None):
         check_same_dtype(*(o for o in (input, weight, recurrentWeight, bias, recurrentBias, initialHiddenState)
                            if o is not None))
-        check(steps >= 1, "steps must be > 0")
-        _check_hidden_size(hiddenSize, 3)
-        check(len(input.shape) == 3, f"input must be 3-D, got shape {list(input.shape)}")
-        check(input.shape[0] == steps, f"input.shape[0] ({input.shape[0]}) must equal steps ({steps})")
         check(layout in GRU_GATES, f"unknown layout {layout!r}")
-        nd = _check_direction(direction)
-        _, batch, input_size = input.shape
-        h3 = 3 * hiddenSize
-        _check_shape(weight, (nd, h3, input_size), "weight")
-        _check_shape(recurrentWeight, (nd, h3, hiddenSize), "recurrentWeight")
-        _check_shape(bias, (nd, h3), "bias")
-        _check_shape(recurrentBias, (nd, h3), "recurrentBias")
+        nd, batch = _check_sequence_operands(input, weight, recurrentWeight, bias, recurrentBias,
+                                             steps, hiddenSize, 3, direction)
         _check_shape(initialHiddenState, (nd, batch, hiddenSize), "initialHiddenState")
         activations = _check_activations(activations, ("sigmoid", "tanh"))
         outputs = [(input.dtype, (nd, batch, hiddenSize))]
@@ -216,18 +225,9 @@ class Lstm(Op):
               direction="forward", layout="iofg", activations=None):
         check_same_dtype(*(o for o in (input, weight, recurrentWeight, bias, recurrentBias, peepholeWeight,
                                        initialHiddenState, initialCellState) if o is not None))
-        check(steps >= 1, "steps must be > 0")
-        _check_hidden_size(hiddenSize, 4)
-        check(len(input.shape) == 3, f"input must be 3-D, got shape {list(input.shape)}")
-        check(input.shape[0] == steps, f"input.shape[0] ({input.shape[0]}) must equal steps ({steps})")
         check(layout in LSTM_GATES, f"unknown layout {layout!r}")
-        nd = _check_direction(direction)
-        _, batch, input_size = input.shape
-        h4 = 4 * hiddenSize
-        _check_shape(weight, (nd, h4, input_size), "weight")
-        _check_shape(recurrentWeight, (nd, h4, hiddenSize), "recurrentWeight")
-        _check_shape(bias, (nd, h4), "bias")
-        _check_shape(recurrentBias, (nd, h4), "recurrentBias")
+        nd, batch = _check_sequence_operands(input, weight, recurrentWeight, bias, recurrentBias,
+                                             steps, hiddenSize, 4, direction)
         _check_shape(peepholeWeight, (nd, 3 * hiddenSize), "peepholeWeight")
         _check_shape(initialHiddenState, (nd, batch, hiddenSize), "initialHiddenState")
         _check_shape(initialCellState, (nd, batch, hiddenSize), "initialCellState")
