@@ -67,7 +67,7 @@ defineOperation(ML.prototype, 'createContext', 0, promiseOperation(function (opt
   }
   return engine().then((eng) => {
     ENGINE = eng;
-    const handle = py('create_context', [deviceType, powerPreference]);
+    const handle = py('create_context', [deviceType, powerPreference, { fastPaths: SIMD.fastPaths }]);
     return newContext(handle, deviceType, gpuDevice);
   });
 }));
@@ -85,13 +85,18 @@ function newContext(handle, deviceType, gpuDevice) {
   return ctx;
 }
 
-let limitsJson = null;
-
+// Each context answers for its own backend: cached per context, never shared.
 defineOperation(MLContext.prototype, 'opSupportLimits', 0, function () {
   const s = brand(this, 'MLContext', 'MLContext.opSupportLimits');
-  if (limitsJson === null) limitsJson = JSON.stringify(py('op_support_limits', [ref(s.handle)]));
-  return JSON.parse(limitsJson);  // a fresh dictionary per call
+  if (s.limitsJson === undefined) s.limitsJson = JSON.stringify(py('op_support_limits', [ref(s.handle)]));
+  return JSON.parse(s.limitsJson);  // a fresh dictionary per call
 });
+
+// engineStats.kernels (simd.js): one context's cpu kernel switches and profile.
+function kernelDebug(ctx, action, ...args) {
+  const s = slotOf(ctx, 'MLContext', `engineStats.kernels.${action}: context`);
+  return py('kernel_debug', [ref(s.handle), action, ...args]);
+}
 
 defineOperation(MLContext.prototype, 'destroy', 0, function () {
   const s = brand(this, 'MLContext', 'MLContext.destroy');
