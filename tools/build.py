@@ -36,7 +36,8 @@ def build_wheel(dest: Path) -> str:
     name = f"webnn_core-{version}-py3-none-any.whl"
     dist_info = f"webnn_core-{version}.dist-info"
     files = {}
-    for path in sorted(CORE.rglob("*.py")):
+    # .sknd: the NNEF 2.0 standard library modules the core reads at run time
+    for path in sorted([*CORE.rglob("*.py"), *CORE.rglob("*.sknd")]):
         files[f"webnn_core/{path.relative_to(CORE).as_posix()}"] = path.read_bytes()
     files[f"{dist_info}/METADATA"] = f"Metadata-Version: 2.1\nName: webnn_core\nVersion: {version}\nRequires-Dist: numpy\n".encode()
     files[f"{dist_info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: webnn-polyfill tools/build.py\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
