@@ -16,9 +16,16 @@
 // leaves the engine on its numpy kernels, with the reason in
 // webnnPolyfill.engineStats.simd.
 
+import { CONFIG, ENGINE_STATS, RUNTIME_BASE } from './config.js';
+
 // fastPaths: the setting every new context's cpu backend starts with (each
 // context owns its switch; engineStats.kernels.setFastPaths(ctx, on) flips one).
 const SIMD = { memory: null, restore: null, fastPaths: true };
+
+// The backend options a new context gets from the page's setting.
+export function defaultBackendOptions() {
+  return { fastPaths: SIMD.fastPaths };
+}
 
 // A minimal module using v128 (i32.const 0; i8x16.splat; i8x16.popcnt).
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0,
@@ -39,7 +46,7 @@ function simdSetting() {
 
 // Called just before loadPyodide(): wrap WebAssembly.instantiate(Streaming)
 // to see Pyodide's memory go by (restored in simdAttach).
-function simdBeforeEngineLoad() {
+export function simdBeforeEngineLoad() {
   const WA = globalThis.WebAssembly;
   if (!WA || SIMD.memory || SIMD.restore) return;
   const orig = { instantiate: WA.instantiate, instantiateStreaming: WA.instantiateStreaming };
@@ -115,7 +122,7 @@ async function loadKernelModule(memory, allowRelaxed) {
 }
 
 // Called once numpy and webnn_core are loaded.
-async function simdAttach(pyodide) {
+export async function simdAttach(pyodide) {
   if (SIMD.restore) SIMD.restore();
   const fast = pyodide.pyimport('webnn_core.backends.cpu.fast');
   const setting = simdSetting();
@@ -131,19 +138,6 @@ async function simdAttach(pyodide) {
   }
   status.enabled = SIMD.fastPaths;
   ENGINE_STATS.simd = status;
-  // A small handle for benchmarks and debugging (webnnPolyfill.engineStats.kernels):
-  // the switches and profile of one context's cpu kernels (kernelDebug, api.js).
-  ENGINE_STATS.kernels = {
-    status: (ctx) => kernelDebug(ctx, 'status'),
-    // Graphs are compiled (fusion, packing) at build(): build after switching.
-    setFastPaths: (ctx, on) => kernelDebug(ctx, 'set_fast_paths', !!on),
-    setProfiling: (ctx, on) => kernelDebug(ctx, 'set_profiling', !!on),
-    resetProfile: (ctx) => kernelDebug(ctx, 'reset_profile'),
-    profile: (ctx) => kernelDebug(ctx, 'profile'),
-    fallbackReasons: (ctx) => kernelDebug(ctx, 'fallback_reasons'),
-    // The core's handle of a context (for Python run in the engine by benchmarks).
-    handle: (ctx) => slotOf(ctx, 'MLContext', 'engineStats.kernels.handle: context').handle,
-  };
   if (CONFIG.debug) {
     if (status.backend) {
       console.log(`webnn-polyfill: SIMD kernels active (${status.detail}); fast paths ${status.enabled ? 'on' : 'off'}`);
