@@ -38,6 +38,10 @@ SCRIPTS = list(BUNDLES)
 TYPES = "webnn-polyfill.d.ts"
 
 
+# TypeScript declarations: generated from the WebNN IDL and the polyfill's own namespace.
+IDL_SOURCES = [ROOT / "spec" / "webnn-2026-09.idl", ROOT / "js" / "webnn-polyfill.idl"]
+
+
 class BuildError(Exception):
     pass
 
@@ -79,6 +83,14 @@ def bundle(entry: str, out: Path, fmt: str, es_module: bool, wheel: str) -> None
         raise BuildError(f"esbuild {entry}: {proc.stderr.strip()}")
 
 
+def write_types(dest: Path) -> None:
+    """dest/webnn-polyfill.d.ts from the IDL (tools/idl_dts.mjs, webidl2 from npm)."""
+    proc = subprocess.run(["node", str(ROOT / "tools" / "idl_dts.mjs"), "--out", str(dest / TYPES),
+                           *map(str, IDL_SOURCES)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"tools/idl_dts.mjs failed (./dev setup installs webidl2):\n{proc.stderr}")
+
+
 def write_package(dest: Path) -> dict:
     """dest/package.json (npm package `webnn-polyfill`) from js/package/package.json,
     with the shared version and the file lists filled in from what dest holds."""
@@ -106,6 +118,7 @@ def build(with_runtime: bool = True) -> Path:
     wheel = build_wheel(DIST)
     for name, (entry, fmt, es_module) in BUNDLES.items():
         bundle(entry, DIST / name, fmt, es_module, wheel)
+    write_types(DIST)
     write_package(DIST)
     # SIMD microkernels (csrc/): dist/webnn-kernels.wasm, and the native twin for tests.
     # Without clang/wasm-ld this only warns: the polyfill then runs numpy-only.
