@@ -33,7 +33,7 @@ from webnn_core.builder import GraphBuilder
 from webnn_core.context import Context, Tensor
 from webnn_core.errors import (DataError, InvalidStateError, NotSupportedError, OperationError, WebNNError,
                                WebNNTypeError)
-from webnn_core.registry import ops
+from webnn_core.ops import ops
 
 __all__ = ["ml", "ML", "MLContext", "MLGraphBuilder", "MLOperand", "MLGraph", "MLTensor", "__version__",
            "WebNNError", "WebNNTypeError", "DataError", "InvalidStateError", "NotSupportedError", "OperationError"]
