@@ -142,7 +142,8 @@ def test_syntax_errors_are_positioned(text, where, message):
 
 @pytest.mark.parametrize("text, expected", [
     ("a + b * c", "binary('+'; id('a'), binary('*'; id('b'), id('c')))"),
-    ("a ?? b ? c : d", "select(None; coalesce(None; id('a'), id('b')), id('c'), id('d'))"),
+    ("a ?? b ? c : d", "coalesce(None; id('a'), select(None; id('b'), id('c'), id('d')))"),
+    ("a << m ?? a", "coalesce(None; binary('<<'; id('a'), id('m')), id('a'))"),
     ("x + .. + 42", "binary('+'; fold('+'; id('x')), lit(42))"),
     ("[1 ..(5)]", "list(None; expand(None; lit(1), lit(5)))"),
     ("[1..(5)]", "list(None; expand(None; lit(1), lit(5)))"),

@@ -12,7 +12,6 @@ from .lexer import TYPE_NAMES, tokenize
 
 # Binary operators, loosest first. '<-' (substitution) and '?:' are handled above this table.
 BINARY_LEVELS = (
-    ("??",),
     ("=>",),
     ("||",),
     ("^",),
@@ -486,7 +485,7 @@ class Parser:
 
     # -- expressions -------------------------------------------------------------
     def expr(self, assertion=False):
-        e = self.select(assertion)
+        e = self.coalesce(assertion)
         if self.at("<-"):
             t = self.tok
             if e.kind not in ("index", "slice"):
@@ -495,12 +494,21 @@ class Parser:
             e = E("subst", t.pos, [e, self.expr()])
         return e
 
+    def coalesce(self, assertion=False):
+        # '??' binds loosest: 'p ?? c ? a : b' is 'p ?? (c ? a : b)', as the §4 conv/pool 'offset' needs
+        left = self.select(assertion)
+        while self.at("??"):
+            t = self.tok
+            self.i += 1
+            left = E("coalesce", t.pos, [left, self.select(assertion)])
+        return left
+
     def select(self, assertion=False):
         cond = self.binary(0)
         if self.at("?"):
             t = self.tok
             self.i += 1
-            then = self.select()
+            then = self.coalesce()
             other = None
             # in an assert, ': "message"' follows the condition, so 'c ? a : "text"' is read as a message
             if self.at(":") and not (assertion and self.peek().kind == "str"):
@@ -528,10 +536,7 @@ class Parser:
                 return left
             self.i += 1
             right = self.binary(level + 1)
-            if t.kind == "??":
-                left = E("coalesce", t.pos, [left, right])
-            else:
-                left = E("binary", t.pos, [left, right], t.kind)
+            left = E("binary", t.pos, [left, right], t.kind)
 
     @staticmethod
     def _fold_level(op):
