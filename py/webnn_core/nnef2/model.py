@@ -110,7 +110,17 @@ def open_files(source) -> Files:
     if not os.path.exists(text):
         raise NNEFDataError(f"{text}: no such file or folder")
     if text.endswith(".sknd"):
-        return open_files(os.path.dirname(text) or ".")
+        # this file is the main module; its folder holds the other modules and the .dat files
+        folder = os.path.dirname(text) or "."
+        files = {}
+        for dirpath, _, names in os.walk(folder):
+            for n in names:
+                full = os.path.join(dirpath, n)
+                if n.endswith((".sknd", ".dat")) and os.path.abspath(full) != os.path.abspath(text):
+                    files[os.path.relpath(full, folder)] = (lambda f=full: _read(f))
+        files = {k: v for k, v in files.items() if k != MAIN}
+        files[MAIN] = _read(text)
+        return Files(files, folder)
     return Files(untar(_read(text), text), text)
 
 
