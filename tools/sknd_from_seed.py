@@ -42,7 +42,7 @@ manual(1918, "( shape * ..)", "(_shape * ..)", "leading '_' printed as a space (
 manual(4348, "fc * q", "fc * g", "'g' read as 'q' ('g' is the group count defined above)")
 manual(4962, "12_norm", "l2_norm", "'l' read as '1'")
 manual(2088, "U = Z", "u = z", "identifiers capitalised by the extraction (the next lines use 'u' and 'z')")
-manual(2337, "| |", "||", "'||' split into '| |'")
+manual(2337, "| | ...", "|| ..", "'||' split into '| |', and '..' printed as '...' (an any-fold, not running ors)")
 manual(4628, "{padding aligns}\", padding align;", "{padding_aligns}\", padding_align;",
        "'_' printed as a space inside a formatted-string expression and in an argument")
 manual(4176, "}", "", "stray '}' at a page break (the @input block goes on with 'C' on the next page)")

@@ -317,7 +317,16 @@ def bind_shape(ts, dims, ev, what, where, distinct=None):
         if it.pack is not None:
             if it.pack.count is not None:
                 bind_value(it.pack.count, n, ev, f"the length of a packed extent of {what}", where)
-            bind_value(it.expr, part, ev, f"extents of {what}", where)
+            try:
+                v = ev.eval(it.expr)
+            except Unknown:
+                v = None
+            if v is not None and not isinstance(v, list):
+                v = [v] * n          # 'x ..(n)': one value repeated
+                if v != part:
+                    raise err(f"extents of {what} must be {fmt_value(v)}, got {fmt_value(part)}", where)
+            else:
+                bind_value(it.expr, part, ev, f"extents of {what}", where)
         else:
             bind_value(it.expr, part[0], ev, f"an extent of {what}", where)
         if it.bound is not None:
