@@ -16,6 +16,8 @@
 // leaves the engine on its numpy kernels, with the reason in
 // webnnPolyfill.engineStats.simd.
 
+import { CONFIG, ENGINE_STATS, RUNTIME_BASE } from './config.js';
+
 const SIMD = { memory: null, restore: null };
 
 // A minimal module using v128 (i32.const 0; i8x16.splat; i8x16.popcnt).
@@ -37,7 +39,7 @@ function simdSetting() {
 
 // Called just before loadPyodide(): wrap WebAssembly.instantiate(Streaming)
 // to see Pyodide's memory go by (restored in simdAttach).
-function simdBeforeEngineLoad() {
+export function simdBeforeEngineLoad() {
   const WA = globalThis.WebAssembly;
   if (!WA || SIMD.memory || SIMD.restore) return;
   const orig = { instantiate: WA.instantiate, instantiateStreaming: WA.instantiateStreaming };
@@ -113,7 +115,7 @@ async function loadKernelModule(memory, allowRelaxed) {
 }
 
 // Called once numpy and webnn_core are loaded.
-async function simdAttach(pyodide) {
+export async function simdAttach(pyodide) {
   if (SIMD.restore) SIMD.restore();
   const kernels = pyodide.pyimport('webnn_core.kernels');
   const fast = pyodide.pyimport('webnn_core.fast');
