@@ -268,9 +268,9 @@ def main(argv):
         with open(os.path.join(OUT, name + ".sknd"), "w", encoding="utf-8") as f:
             f.write(f"# NNEF 2.0 standard library, module '{name}': the operator definitions printed in\n"
                     f"# the draft's §4 (seed 004), with text-extraction damage repaired by\n"
-                    f"# tools/sknd_from_seed.py (every repair: REPAIRS.md). Do not edit by hand.\n\n")
+                    f"# tools/sknd_from_seed.py (every repair: docs/nnef2-stdlib-repairs.md). Do not edit by hand.\n\n")
             f.write("\n\n".join(op.strip("\n") for op in ops) + "\n")
-    with open(os.path.join(OUT, "REPAIRS.md"), "w", encoding="utf-8") as f:
+    with open(os.path.join(ROOT, "docs", "nnef2-stdlib-repairs.md"), "w", encoding="utf-8") as f:
         f.write("# Repairs of the seed's §4 text\n\nWritten by `python3 tools/sknd_from_seed.py`; "
                 "one row per repair (seed line, rule, before, after).\n\n| seed line | repair | before | after |\n"
                 "|---|---|---|---|\n")
