@@ -122,7 +122,7 @@ def test_seed_chapter2_examples_parse():
 @pytest.mark.parametrize("text, where, message", [
     ("operator A {\n  @input { x: real[n]; }\n  @output { y: real[n] }\n}", "3:24", "expected ';'"),
     ("operator A {\n  @inputs { x: real[n]; }\n}", "2:3", "unknown block '@inputs'"),
-    ("graph G {\n  @compose { y = f(x; }\n}", "2:21", "expected ')'"),
+    ("graph G {\n  @compose { y = f(x; }\n}", "2:21", "expected ',' or ')'"),
     ("operator A { @attrib { s: str = 'abc; } }", "1:33", "unterminated string"),
     ("operator A { @lower { y[i] ++ x[i], i < n; } }", "1:28", "expected one of"),
     ("operator A { @assert { a > 0: \"bad {a +}\"; } }", "1:31", "in a formatted string"),

@@ -309,6 +309,11 @@ class Composer:
         except NNEFError as e:
             if e.line is None:
                 e.at(pos)
+            elif pos is not None and e.file != pos.file:
+                # an assert (or binding) inside the operator's own module: report it at the invocation
+                if isinstance(e, NNEFUnsupportedError):
+                    raise NNEFUnsupportedError(e.op, f"{e.reason} [{e.location}]").at(pos) from None
+                raise type(e)(f"{e.detail} [{e.location}]").at(pos) from None
             raise
         scope = ctx.scope + [label] if label else ctx.scope
         mapped = intrinsics.MAPPING.get(opdef.qualified)
