@@ -81,7 +81,10 @@ class Composer:
             if p.name in attrs:
                 value = attrs[p.name]
             elif p.default is not None:
-                value = ev.eval(p.default)
+                try:
+                    value = ev.eval(p.default)
+                except Unknown as u:
+                    raise err(f"unknown identifier '{u.name}' in the default of '{p.name}'", u.pos or p.pos) from None
             elif p.type.optional:
                 value = None
             else:
@@ -104,11 +107,10 @@ class Composer:
             operand = self.b.input(p.name, {"dataType": WEBNN_TYPES[dtype], "shape": shape}) if self.b else None
             t = Tensor(dtype, shape, operand, p.name)
             ev.values[p.name] = inputs[p.name] = t
+        if gdef.block("update"):
+            raise NNEFUnsupportedError(gdef.name, "@update (variable updates) is not executed by this "
+                                       "importer: variables are loaded as constants").at(gdef.pos)
         self.declare_tensors(gdef, ev, ctx)
-        for block in ("update",):
-            if gdef.block(block):
-                raise NNEFUnsupportedError(gdef.name, "@update (variable updates) is not executed by this "
-                                           "importer: variables are loaded as constants").at(gdef.pos)
         self.run(gdef.block("compose"), ev, ctx)
         outputs = {}
         for p in gdef.block("output"):
@@ -178,7 +180,10 @@ class Composer:
     def run(self, components, ev, ctx):
         for c in components:
             hint = c.lhs[0].name if len(c.lhs) == 1 and isinstance(c.lhs[0], LItem) else None
-            results = self.rhs(c.rhs, ev, ctx, hint)
+            try:
+                results = self.rhs(c.rhs, ev, ctx, hint)
+            except Unknown as u:
+                raise err(f"unknown identifier '{u.name}'", u.pos or c.pos) from None
             self.assign(c.lhs, results, ev, c.pos)
 
     def assign(self, lhs, results, ev, pos):
