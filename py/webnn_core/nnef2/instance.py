@@ -490,4 +490,4 @@ def check_assert(a, ev, opname):
 
 
 def _src(a):
-    return repr(a.cond)
+    return a.cond.source()

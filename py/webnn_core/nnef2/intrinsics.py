@@ -339,11 +339,14 @@ def _broadcast(c, inst, x):
 
 @op("layout.transpose")
 def _transpose(c, inst, x):
-    perm = inst.env.get("_perm")
+    # '_perm' (absolute dimensions) reorders the dimensions from 'axis' on; the others stay
+    perm, axis = inst.env.get("_perm"), inst.env.get("_axis", 0)
     d = len(x.shape)
-    if perm is None or len(perm) != d:
+    if perm is None or axis is None:
         raise unsupported(inst, "this form of transpose")
-    return c.op("transpose", x, permutation=[p % d for p in perm])
+    full = list(range(axis)) + list(perm)
+    full += [k for k in range(d) if k not in full]
+    return c.op("transpose", x, permutation=full)
 
 
 @op("layout.slice")
@@ -483,6 +486,22 @@ def _avg_pool(c, inst, x):
     if inst.op.name == "sum_pool":
         y = c.op("mul", y, scalar(c, float(np.prod(size)), x))
     return y
+
+
+@op("nn.rms_pool", "nn.lp_pool")
+def _power_pool(c, inst, x):
+    # (mean or sum of |x|^p over the window)^(1/p): rms_pool is p = 2 with the mean
+    p = 2.0 if inst.op.name == "rms_pool" else float(inst.attrs["p"])
+    size, stride, dilation, begin, end = _pool_params(c, inst, x)
+    mean = inst.op.name == "rms_pool" and inst.attrs.get("ignore_border", True)
+    xp = c.op("pow", c.op("abs", x), scalar(c, p, x))
+    if not mean and any(begin + end):
+        xp = c.op("pad", xp, [0, 0] + begin, [0, 0] + end, mode="constant", value=0.0)
+        begin, end = [0, 0], [0, 0]
+    y = c.op("averagePool2d", xp, **_window_opts(inst, size, stride, dilation, begin, end))
+    if inst.op.name == "lp_pool":
+        y = c.op("mul", y, scalar(c, float(np.prod(size)), x))
+    return c.op("pow", y, scalar(c, 1.0 / p, x))
 
 
 @op("nn.relu")

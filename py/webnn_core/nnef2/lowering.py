@@ -158,7 +158,7 @@ class Lowerer:
             if e.kind != "id" or e.v not in self.where:
                 raise _Unsupported(f"the tensor index '{_show(e)}' (not a plain loop index)")
             ps = self.where[e.v]
-            if packed != (self.space[ps[0]][1] is not None):
+            if ps and packed != (self.space[ps[0]][1] is not None):
                 raise _Unsupported(f"index '{e.v}' used {'with' if packed else 'without'} '..' against its bound")
             out.extend(ps)
         if len(out) != len(shape):
@@ -175,6 +175,12 @@ class Lowerer:
         return v
 
     def value(self, e):
+        try:
+            return self._value(e)
+        except Unknown as u:
+            raise _Unsupported(f"'{u.name}' in an index computation ({_show(e)})") from None
+
+    def _value(self, e):
         k = e.kind
         if k == "access":
             return self.access(e)
@@ -313,4 +319,4 @@ def _is_operand(v):
 
 
 def _show(e):
-    return repr(e)
+    return e.source()
