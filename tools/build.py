@@ -23,7 +23,7 @@ import runtime  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "dist"
 CORE = ROOT / "py" / "webnn_core"
-JS_SOURCES = ["idl_tables.js", "webidl.js", "simd.js", "engine.js", "startup.js", "api.js", "nnef.js", "install.js"]
+JS_SOURCES = ["idl_tables.js", "webidl.js", "simd.js", "startup.js", "engine.js", "api.js", "nnef.js", "install.js"]
 
 
 def core_version() -> str:

@@ -46,7 +46,9 @@ async function startEngine() {
   const bridge = pyodide.pyimport('webnn_core.bridge');
   const kernels = pyodide.pyimport('webnn_core.kernels');
   kernels.set_fast_paths(!!CONFIG.fastPaths);
+  markTime('bridge');
   await simdAttach(pyodide);
+  markTime('simd');
   ENGINE_STATS.startMs = performance.now() - started;
   reportProgress('ready');
   return { pyodide, call: bridge.call };
@@ -56,13 +58,14 @@ function engine() {
   if (!enginePromise) {
     enginePromise = startEngine().catch((e) => {
       enginePromise = null;  // allow a retry, e.g. after the network comes back
+      PREFETCH = null;
       throw new DOMException(`webnn-polyfill: the engine failed to start: ${e && e.message}`, 'NotSupportedError');
     });
   }
   return enginePromise;
 }
 
-const ENGINE_STATS = { startMs: null, snapshot: null };
+const ENGINE_STATS = { startMs: null, snapshot: null, phases: PHASE_TIMES };
 let ENGINE = null;  // set once started; builder calls are synchronous after createContext
 
 function toJsError([name, message, detail]) {

@@ -24,7 +24,7 @@
 // re-registers it with the dynamic linker; the function-table length is
 // checked after each, and any difference falls back to a normal start.
 
-const SNAPSHOT_FORMAT = 1;
+const SNAPSHOT_FORMAT = 2;  // bump when what a snapshot holds changes
 const SNAPSHOT_MAGIC = 0x534e4e57;  // 'WNNS'
 const SNAPSHOT_CACHE = 'webnn-polyfill-engine';
 const SITE_PACKAGES = '/lib/python3.12/site-packages';
@@ -44,11 +44,19 @@ class RuntimeIntegrityError extends Error {}
 
 const PROGRESS_EVENTS = new EventTarget();
 const PROGRESS = { phase: 'idle', loaded: 0, total: 0, fraction: 0 };
+// When each phase began, in ms after this script ran (webnnPolyfill.engineStats.phases).
+const SCRIPT_RAN_AT = performance.now();
+const PHASE_TIMES = {};
 // Rough share of the start each phase takes once its bytes are in (for bars).
 const PHASE_FRACTION = { fetch: 0, compile: 0.55, restore: 0.75, init: 0.6, packages: 0.75, import: 0.85, snapshot: 0.95, ready: 1 };
 
+function markTime(name) {
+  if (!(name in PHASE_TIMES)) PHASE_TIMES[name] = Math.round(performance.now() - SCRIPT_RAN_AT);
+}
+
 function reportProgress(phase, bytes) {
   if (bytes) PROGRESS.loaded += bytes;
+  if (phase) markTime(phase);
   if (phase) PROGRESS.phase = phase;
   const byBytes = PROGRESS.total ? 0.5 * Math.min(1, PROGRESS.loaded / PROGRESS.total) : 0;
   PROGRESS.fraction = Math.max(PROGRESS.fraction, byBytes, PHASE_FRACTION[PROGRESS.phase] || 0);
@@ -239,7 +247,7 @@ async function serializeSnapshot(meta, payload) {
 }
 
 // Parses and checks a stored snapshot; throws on anything unexpected.
-async function parseSnapshot(bytes) {
+async function parseSnapshot(bytes, { verified = false } = {}) {
   if (bytes.length < 16 || bytes.byteOffset % 16) throw new Error('snapshot too short');
   const words = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (words.getUint32(0, true) !== SNAPSHOT_MAGIC) throw new Error('not an engine snapshot');
@@ -248,10 +256,15 @@ async function parseSnapshot(bytes) {
   const meta = JSON.parse(UTF8.decoder.decode(bytes.subarray(8, 8 + metaLength)));
   if (meta.format !== SNAPSHOT_FORMAT || meta.key !== snapshotKey()) throw new Error('snapshot made for another runtime build');
   const payload = bytes.subarray(Math.ceil((8 + metaLength) / 16) * 16);
-  if (await sha256Hex(payload) !== meta.payloadSha256) throw new Error('snapshot corrupted (payload hash differs)');
+  if (!verified && await sha256Hex(payload) !== meta.payloadSha256) throw new Error('snapshot corrupted (payload hash differs)');
   const [memoryOffset, memoryLength] = meta.memory;
   if (memoryOffset + memoryLength !== payload.length) throw new Error('snapshot truncated');
-  return { meta, payload, memory: payload.subarray(memoryOffset, memoryOffset + memoryLength) };
+  const files = new Map(meta.files.map(([path, offset, size]) => [path, payload.subarray(offset, offset + size)]));
+  if (!meta.libs.every((lib) => files.has(lib.path))) throw new Error('snapshot lacks a library it lists');
+  // Compiled now, while the rest of the runtime loads.
+  const libraries = Promise.all(meta.libs.map((lib) => WA.compile.call(WebAssembly, files.get(lib.path))));
+  libraries.catch(() => {});
+  return { meta, files, libraries, memory: payload.subarray(memoryOffset, memoryOffset + memoryLength) };
 }
 
 async function openSnapshotCache() {
@@ -273,7 +286,7 @@ async function findSnapshot(cache) {
       const hit = await cache.match(cacheUrl());
       if (hit) {
         const bytes = new Uint8Array(await hit.arrayBuffer());
-        reportProgress(null, 0);
+        markTime('snapshotRead');
         return { source: 'cache', ...(await parseSnapshot(bytes)) };
       }
     } catch (e) {
@@ -288,7 +301,8 @@ async function findSnapshot(cache) {
     try {
       const stream = new Blob([gz]).stream().pipeThrough(new DecompressionStream('gzip'));
       const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
-      return { source: 'build', bytes, ...(await parseSnapshot(bytes)) };
+      // Its hash was checked before decompressing: no need to hash the payload again.
+      return { source: 'build', bytes, ...(await parseSnapshot(bytes, { verified: true })) };
     } catch (e) {
       if (CONFIG.debug) console.warn('webnn-polyfill: built engine snapshot unusable, starting normally:', e);
     }
@@ -455,12 +469,22 @@ function describeExtraSlots(Module, libs) {
 
 // ---------------------------------------------------------------- the start
 
+// Imported before the snapshot: what every start needs, and (when present)
+// what the first build() would otherwise import.
 const ENGINE_MODULES = ['numpy', 'webnn_core.bridge', 'webnn_core.kernels', 'webnn_core.fast'];
+const WARM_MODULES = ['webnn_core.ops', 'webnn_core.compile', 'webnn_core.fast.backend', 'webnn_core.fast.pack'];
+
+// Package files a restore writes back: not C headers, stubs, or test suites.
+function runtimeFile(path) {
+  return path.endsWith('.so') || (!/\.(h|pyi|pxd|c|cpp)$/.test(path) && !/\/(tests|include)\//.test(path));
+}
 
 async function startFresh(parts, { makeSnapshot }) {
+  // Verified before Python starts, so that a bad wheel fails at once.
+  const [numpyWheel, coreWheel] = await prefetch().wheels();
+  reportProgress('init');
   const pyodide = await loadPyodideWith({ ...parts.options, _makeSnapshot: makeSnapshot }, { wasmModule: parts.wasm });
   reportProgress('packages');
-  const [numpyWheel, coreWheel] = await prefetch().wheels();
   const FS = pyodide.FS;
   const names = [];
   for (const [name, bytes] of [[RUNTIME_MANIFEST.numpyWheel, numpyWheel], [CORE_WHEEL, coreWheel]]) {
@@ -480,6 +504,11 @@ names`);
   pyodide.runPython(`import importlib, gc
 for name in ${JSON.stringify(ENGINE_MODULES)}:
     importlib.import_module(name)
+for name in ${JSON.stringify(WARM_MODULES)}:
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        pass
 gc.collect()`);
   let snapshot = null;
   if (makeSnapshot) {
@@ -492,7 +521,7 @@ gc.collect()`);
       const meta = { format: SNAPSHOT_FORMAT, key: snapshotKey(), tableStart, libs, handles,
         extraSlots: describeExtraSlots(Module, libs), tableEnd: Module.wasmTable.length };
       const memory = pyodide.makeMemorySnapshot();
-      const files = names.map((path) => ({ path, bytes: FS.readFile(path) }));
+      const files = names.filter(runtimeFile).map((path) => ({ path, bytes: FS.readFile(path) }));
       snapshot = packSnapshot(meta, files, memory);
     } catch (e) {
       if (CONFIG.debug) console.warn('webnn-polyfill: the engine cannot be snapshotted here:', e);
@@ -502,26 +531,27 @@ gc.collect()`);
 }
 
 async function startFromSnapshot(parts, found) {
-  const { meta, payload, memory } = found;
-  const soFiles = meta.files.filter(([path]) => path.endsWith('.so'));
-  const byPath = new Map(meta.files.map(([path, offset, size]) => [path, payload.subarray(offset, offset + size)]));
-  const compiled = Promise.all(meta.libs.map((lib) => WA.compile.call(WebAssembly, byPath.get(lib.path))));
-  compiled.catch(() => {});
-  if (soFiles.length !== meta.libs.length) throw new Error('snapshot lists other libraries than it holds');
+  const { meta, files, libraries, memory } = found;
   let modules = null;
   reportProgress('restore');
   const pyodide = await loadPyodideWith({ ...parts.options, _loadSnapshot: memory }, {
     wasmModule: parts.wasm,
-    beforeRestore: async () => { modules = await compiled; },
-    afterRestore: (Module) => reloadSideModules(Module, meta, modules),
+    beforeRestore: async () => { modules = await libraries; markTime('librariesCompiled'); },
+    afterRestore: (Module) => { markTime('memoryRestored'); reloadSideModules(Module, meta, modules); markTime('librariesRestored'); },
   });
+  markTime('pyodideReady');
   const FS = pyodide.FS;
-  for (const [path, bytes] of byPath) {
+  for (const [path, bytes] of files) {
     FS.mkdirTree(path.slice(0, path.lastIndexOf('/')));
     FS.writeFile(path, bytes);
   }
+  markTime('filesWritten');
   // Every restore starts from the same state: draw fresh seeds.
-  pyodide.runPython('import random, numpy.random\nrandom.seed()\nnumpy.random.seed()');
+  pyodide.runPython(`import sys
+for name in ('random', 'numpy.random'):
+    if name in sys.modules:
+        sys.modules[name].seed()`);
+  markTime('reseeded');
   return pyodide;
 }
 
@@ -529,7 +559,9 @@ async function startFromSnapshot(parts, found) {
 async function startRuntime() {
   const fetches = prefetch();
   await fetches.scripts;
+  markTime('scripts');
   const [wasm, stdlib, lock] = await Promise.all([fetches.wasm, fetches.stdlib, fetches.lock]);
+  markTime('runtimeFetched');
   let snapshotState = { cache: null, found: null };
   try {
     snapshotState = await fetches.snapshot;
@@ -553,7 +585,6 @@ async function startRuntime() {
       } catch (e) {
         if (CONFIG.debug) console.warn('webnn-polyfill: engine snapshot did not restore, starting normally:', e);
         if (cache) await cache.delete(cacheUrl()).catch(() => {});
-        reportProgress(null, 0);
       }
     }
     const { pyodide, snapshot } = await startFresh(parts, { makeSnapshot: !!cache });
