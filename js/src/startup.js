@@ -386,8 +386,33 @@ async function loadPyodideWith(options, { wasmModule, beforeRestore, afterRestor
   }
 }
 
-function blobUrl(bytes, type) {
-  return URL.createObjectURL(new Blob([bytes], { type }));
+// A URL for Pyodide to fetch a file we already fetched and verified: a blob:
+// URL of those very bytes, else (service workers have no blob URLs; a CSP
+// connect-src may refuse them) the file's own URL, which the HTTP cache then
+// serves from the fetch that was verified.
+async function verifiedUrl(name, bytes, type) {
+  if (typeof URL.createObjectURL !== 'function') return RUNTIME_BASE + name;
+  const url = URL.createObjectURL(new Blob([bytes], { type }));
+  try {
+    const probe = await savedFetch(url);
+    if (probe.body) await probe.body.cancel();
+    return url;
+  } catch (e) {
+    URL.revokeObjectURL(url);
+    return RUNTIME_BASE + name;
+  }
+}
+
+async function runtimeParts(fetches) {
+  const [wasm, stdlib, lock] = await Promise.all([fetches.wasm, fetches.stdlib, fetches.lock]);
+  markTime('runtimeFetched');
+  const [stdLibURL, lockFileURL] = await Promise.all([verifiedUrl('python_stdlib.zip', stdlib, 'application/zip'),
+    verifiedUrl('pyodide-lock.json', lock, 'application/json')]);
+  return {
+    wasm,
+    options: { indexURL: RUNTIME_BASE, fullStdLib: false, stdLibURL, lockFileURL },
+    release: () => [stdLibURL, lockFileURL].forEach((u) => u.startsWith('blob:') && URL.revokeObjectURL(u)),
+  };
 }
 
 // ---------------------------------------------------------------- side modules
@@ -560,8 +585,7 @@ async function startRuntime() {
   const fetches = prefetch();
   await fetches.scripts;
   markTime('scripts');
-  const [wasm, stdlib, lock] = await Promise.all([fetches.wasm, fetches.stdlib, fetches.lock]);
-  markTime('runtimeFetched');
+  const parts = await runtimeParts(fetches);
   let snapshotState = { cache: null, found: null };
   try {
     snapshotState = await fetches.snapshot;
@@ -570,11 +594,6 @@ async function startRuntime() {
     if (CONFIG.debug) console.warn('webnn-polyfill: no engine snapshot:', e);
   }
   const { cache, found } = snapshotState;
-  const urls = [blobUrl(stdlib, 'application/zip'), blobUrl(lock, 'application/json')];
-  const parts = {
-    wasm,
-    options: { indexURL: RUNTIME_BASE, fullStdLib: false, stdLibURL: urls[0], lockFileURL: urls[1] },
-  };
   try {
     if (found) {
       try {
@@ -598,7 +617,7 @@ async function startRuntime() {
     }
     return pyodide;
   } finally {
-    urls.forEach((u) => URL.revokeObjectURL(u));
+    parts.release();
   }
 }
 
@@ -606,9 +625,7 @@ async function startRuntime() {
 async function exportEngineSnapshot() {
   const fetches = prefetch();
   await fetches.scripts;
-  const [wasm, stdlib, lock] = await Promise.all([fetches.wasm, fetches.stdlib, fetches.lock]);
-  const parts = { wasm, options: { indexURL: RUNTIME_BASE, fullStdLib: false,
-    stdLibURL: blobUrl(stdlib, 'application/zip'), lockFileURL: blobUrl(lock, 'application/json') } };
+  const parts = await runtimeParts(fetches);
   const { snapshot } = await startFresh(parts, { makeSnapshot: true });
   if (!snapshot) throw new Error('the engine could not be snapshotted');
   return serializeSnapshot(snapshot.meta, snapshot.payload);
