@@ -2,8 +2,12 @@
 // MLTensor. Each method converts its arguments (WebIDL), then asks the core;
 // the core owns every state check and all op validation.
 
+import { IDL_OPS, IDL_SEQUENCE_RESULTS } from './idl_tables.js';
+import { INTERNAL, bytesOf, convert, convertRecord, converters, defineAttribute, defineInterface, defineOperation, promiseOperation, requireArgs, toBufferSource, toUSVString } from './webidl.js';
+import { ENGINE, engine, py, ref } from './engine.js';
+
 // Internal slots of every interface instance: object -> {kind, handle, ...}.
-const slots = new WeakMap();
+export const slots = new WeakMap();
 
 function brand(obj, kind, what) {
   const s = obj !== null && (typeof obj === 'object' || typeof obj === 'function') ? slots.get(obj) : undefined;
@@ -11,7 +15,7 @@ function brand(obj, kind, what) {
   return s;
 }
 
-function slotOf(value, kind, what) {
+export function slotOf(value, kind, what) {
   const s = value !== null && typeof value === 'object' ? slots.get(value) : undefined;
   if (!s || s.kind !== kind) throw new TypeError(`${what} is not an ${kind}`);
   return s;
@@ -24,7 +28,7 @@ function illegalConstructor(token) {
 converters.operand = (v, what) => ref(slotOf(v, 'MLOperand', what).handle);
 
 // Handles of objects JS no longer references are released in the core.
-const released = typeof FinalizationRegistry === 'function'
+export const released = typeof FinalizationRegistry === 'function'
   ? new FinalizationRegistry(([method, handle]) => { if (ENGINE) py(method, [ref(handle)]); })
   : { register() {} };
 
@@ -49,7 +53,7 @@ function frozenShape(shape) {
 }
 
 // ---------------------------------------------------------------------------- ML
-class ML { constructor(token) { illegalConstructor(token); slots.set(this, { kind: 'ML' }); } }
+export class ML { constructor(token) { illegalConstructor(token); slots.set(this, { kind: 'ML' }); } }
 defineInterface(ML, 'ML', 0);
 
 defineOperation(ML.prototype, 'createContext', 0, promiseOperation(function (options) {
@@ -65,15 +69,14 @@ defineOperation(ML.prototype, 'createContext', 0, promiseOperation(function (opt
     deviceType = o.deviceType;
     powerPreference = o.powerPreference;
   }
-  return engine().then((eng) => {
-    ENGINE = eng;
+  return engine().then(() => {
     const handle = py('create_context', [deviceType, powerPreference]);
     return newContext(handle, deviceType, gpuDevice);
   });
 }));
 
 // ----------------------------------------------------------------------- MLContext
-class MLContext { constructor(token) { illegalConstructor(token); } }
+export class MLContext { constructor(token) { illegalConstructor(token); } }
 defineInterface(MLContext, 'MLContext', 0);
 
 function newContext(handle, deviceType, gpuDevice) {
@@ -236,7 +239,7 @@ defineOperation(MLContext.prototype, 'compute', 3, promiseOperation(function (..
 }));
 
 // ------------------------------------------------------------------------ MLTensor
-class MLTensor { constructor(token) { illegalConstructor(token); } }
+export class MLTensor { constructor(token) { illegalConstructor(token); } }
 defineInterface(MLTensor, 'MLTensor', 0);
 for (const attr of ['dataType', 'shape', 'readable', 'writable']) {
   defineAttribute(MLTensor.prototype, attr, function () { return brand(this, 'MLTensor', `MLTensor.${attr}`)[attr]; });
@@ -249,7 +252,7 @@ defineOperation(MLTensor.prototype, 'destroy', 0, function () {
 });
 
 // ------------------------------------------------------------------------- MLGraph
-class MLGraph { constructor(token) { illegalConstructor(token); } }
+export class MLGraph { constructor(token) { illegalConstructor(token); } }
 defineInterface(MLGraph, 'MLGraph', 0);
 defineOperation(MLGraph.prototype, 'destroy', 0, function () {
   const g = brand(this, 'MLGraph', 'MLGraph.destroy');
@@ -259,7 +262,7 @@ defineOperation(MLGraph.prototype, 'destroy', 0, function () {
 });
 
 // ----------------------------------------------------------------------- MLOperand
-class MLOperand { constructor(token) { illegalConstructor(token); } }
+export class MLOperand { constructor(token) { illegalConstructor(token); } }
 defineInterface(MLOperand, 'MLOperand', 0);
 for (const attr of ['dataType', 'shape']) {
   defineAttribute(MLOperand.prototype, attr, function () { return brand(this, 'MLOperand', `MLOperand.${attr}`)[attr]; });
@@ -272,7 +275,7 @@ function newOperand([handle, dataType, shape]) {
 }
 
 // ------------------------------------------------------------------ MLGraphBuilder
-class MLGraphBuilder {
+export class MLGraphBuilder {
   constructor(...args) {
     requireArgs(args, 1, "Failed to construct 'MLGraphBuilder'");
     const c = slotOf(args[0], 'MLContext', 'MLGraphBuilder: context');

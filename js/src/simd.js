@@ -16,6 +16,9 @@
 // leaves the engine on its numpy kernels, with the reason in
 // webnnPolyfill.engineStats.simd.
 
+import { CONFIG, ENGINE_STATS } from './config.js';
+import { ENGINE_MEMORY, fetchVerified } from './startup.js';
+
 const SIMD = { memory: null, restore: null };
 
 // A minimal module using v128 (i32.const 0; i8x16.splat; i8x16.popcnt).
@@ -37,7 +40,7 @@ function simdSetting() {
 
 // Called just before loadPyodide(): wrap WebAssembly.instantiate(Streaming)
 // to see Pyodide's memory go by (restored in simdAttach).
-function simdBeforeEngineLoad() {
+export function simdBeforeEngineLoad() {
   const WA = globalThis.WebAssembly;
   if (!WA || SIMD.memory || SIMD.restore) return;
   const orig = { instantiate: WA.instantiate, instantiateStreaming: WA.instantiateStreaming };
@@ -90,10 +93,9 @@ function pyToJs(value) {
   return value;
 }
 
-async function fetchBytes(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return response.arrayBuffer();
+// The kernels are runtime files too: verified against the build's sha256.
+async function fetchBytes(name) {
+  return fetchVerified(name);
 }
 
 async function loadKernelModule(memory, allowRelaxed) {
@@ -101,20 +103,21 @@ async function loadKernelModule(memory, allowRelaxed) {
   let bytes = null;
   if (allowRelaxed) {
     try {
-      bytes = await fetchBytes(RUNTIME_BASE + 'webnn-kernels-relaxed.wasm');
+      bytes = await fetchBytes('webnn-kernels-relaxed.wasm');
       if (!WebAssembly.validate(bytes)) bytes = null;  // no relaxed SIMD here
     } catch (e) {
       bytes = null;
     }
   }
-  if (!bytes) bytes = await fetchBytes(RUNTIME_BASE + 'webnn-kernels.wasm');
+  if (!bytes) bytes = await fetchBytes('webnn-kernels.wasm');
   const { instance } = await WebAssembly.instantiate(bytes, { env: { memory } });
   return instance.exports;
 }
 
 // Called once numpy and webnn_core are loaded.
-async function simdAttach(pyodide) {
+export async function simdAttach(pyodide) {
   if (SIMD.restore) SIMD.restore();
+  if (!SIMD.memory) SIMD.memory = ENGINE_MEMORY.memory;  // startup.js saw Pyodide's memory
   const kernels = pyodide.pyimport('webnn_core.kernels');
   const fast = pyodide.pyimport('webnn_core.fast');
   const setting = simdSetting();

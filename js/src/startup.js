@@ -24,6 +24,9 @@
 // re-registers it with the dynamic linker; the function-table length is
 // checked after each, and any difference falls back to a normal start.
 
+import { CORE_WHEEL, POLYFILL_VERSION, PYODIDE_VERSION, RUNTIME_MANIFEST } from './build_info.js';
+import { CONFIG, ENGINE_STATS, IS_CLASSIC_WORKER, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.js';
+
 const SNAPSHOT_FORMAT = 2;  // bump when what a snapshot holds changes
 const SNAPSHOT_MAGIC = 0x534e4e57;  // 'WNNS'
 const SNAPSHOT_CACHE = 'webnn-polyfill-engine';
@@ -32,7 +35,7 @@ const SO_FLAGS = { loadAsync: false, nodelete: true, allowUndefined: true, globa
 // Intrinsics taken at script load: the page may replace its globals later.
 const WA = {
   compile: WebAssembly.compile, compileStreaming: WebAssembly.compileStreaming,
-  instantiate: WebAssembly.instantiate, Module: WebAssembly.Module,
+  instantiate: WebAssembly.instantiate, Memory: WebAssembly.Memory,
 };
 const SUBTLE = globalThis.crypto && globalThis.crypto.subtle;
 const savedFetch = globalThis.fetch.bind(globalThis);
@@ -42,19 +45,20 @@ class RuntimeIntegrityError extends Error {}
 
 // ---------------------------------------------------------------- progress
 
-const PROGRESS_EVENTS = new EventTarget();
-const PROGRESS = { phase: 'idle', loaded: 0, total: 0, fraction: 0 };
+export const PROGRESS_EVENTS = new EventTarget();
+export const PROGRESS = { phase: 'idle', loaded: 0, total: 0, fraction: 0 };
 // When each phase began, in ms after this script ran (webnnPolyfill.engineStats.phases).
 const SCRIPT_RAN_AT = performance.now();
 const PHASE_TIMES = {};
+ENGINE_STATS.phases = PHASE_TIMES;
 // Rough share of the start each phase takes once its bytes are in (for bars).
 const PHASE_FRACTION = { fetch: 0, compile: 0.55, restore: 0.75, init: 0.6, packages: 0.75, import: 0.85, snapshot: 0.95, ready: 1 };
 
-function markTime(name) {
+export function markTime(name) {
   if (!(name in PHASE_TIMES)) PHASE_TIMES[name] = Math.round(performance.now() - SCRIPT_RAN_AT);
 }
 
-function reportProgress(phase, bytes) {
+export function reportProgress(phase, bytes) {
   if (bytes) PROGRESS.loaded += bytes;
   if (phase) markTime(phase);
   if (phase) PROGRESS.phase = phase;
@@ -123,7 +127,7 @@ async function fetchResponse(name) {
   return response;
 }
 
-async function fetchVerified(name) {
+export async function fetchVerified(name) {
   return verifyBytes(name, await readAll(await fetchResponse(name)));
 }
 
@@ -321,8 +325,13 @@ async function storeSnapshot(cache, bytes) {
 
 let PREFETCH = null;
 
+// After a failed start: the next one fetches afresh (the network may be back).
+export function forgetPrefetch() {
+  PREFETCH = null;
+}
+
 // Everything a start needs, fetched (and verified) in parallel; idempotent.
-function prefetch() {
+export function prefetchRuntime() {
   if (PREFETCH) return PREFETCH;
   const files = RUNTIME_MANIFEST.files;
   PROGRESS.total = ['pyodide.js', 'pyodide.asm.js', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json']
@@ -350,6 +359,9 @@ function prefetch() {
 
 // ---------------------------------------------------------------- Pyodide hooks
 
+// Pyodide's WebAssembly.Memory (it does not expose it): the SIMD kernels share it.
+export const ENGINE_MEMORY = { memory: null };
+
 // loadPyodide() with our verified wasm module and, optionally, a hook that
 // runs right after Pyodide copies a snapshot into memory (before any Python).
 // Pyodide offers no option for either, so its module factory (a global that
@@ -361,7 +373,7 @@ async function loadPyodideWith(options, { wasmModule, beforeRestore, afterRestor
     globalThis._createPyodideModule = factory;
     settings.instantiateWasm = (imports, receive) => {
       WA.instantiate.call(WebAssembly, wasmModule, imports).then((instance) => {
-        if (typeof SIMD !== 'undefined' && !SIMD.memory && imports.env && imports.env.memory) SIMD.memory = imports.env.memory;
+        if (imports.env && imports.env.memory instanceof WA.Memory) ENGINE_MEMORY.memory = imports.env.memory;
         receive(instance, wasmModule);
       }, (e) => console.error('webnn-polyfill: pyodide.asm.wasm failed to instantiate:', e));
       return {};
@@ -506,7 +518,7 @@ function runtimeFile(path) {
 
 async function startFresh(parts, { makeSnapshot }) {
   // Verified before Python starts, so that a bad wheel fails at once.
-  const [numpyWheel, coreWheel] = await prefetch().wheels();
+  const [numpyWheel, coreWheel] = await prefetchRuntime().wheels();
   reportProgress('init');
   const pyodide = await loadPyodideWith({ ...parts.options, _makeSnapshot: makeSnapshot }, { wasmModule: parts.wasm });
   reportProgress('packages');
@@ -581,8 +593,8 @@ for name in ('random', 'numpy.random'):
 }
 
 // Pyodide with numpy and webnn_core imported, by the fastest way available.
-async function startRuntime() {
-  const fetches = prefetch();
+export async function startRuntime() {
+  const fetches = prefetchRuntime();
   await fetches.scripts;
   markTime('scripts');
   const parts = await runtimeParts(fetches);
@@ -622,8 +634,8 @@ async function startRuntime() {
 }
 
 // A test/tooling hook (tools/build.py): a fresh engine's snapshot as bytes.
-async function exportEngineSnapshot() {
-  const fetches = prefetch();
+export async function exportEngineSnapshot() {
+  const fetches = prefetchRuntime();
   await fetches.scripts;
   const parts = await runtimeParts(fetches);
   const { snapshot } = await startFresh(parts, { makeSnapshot: true });
