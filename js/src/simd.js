@@ -17,7 +17,7 @@
 // webnnPolyfill.engineStats.simd.
 
 import { CONFIG, ENGINE_STATS } from './config.js';
-import { ENGINE_MEMORY, fetchVerified } from './startup.js';
+import { ENGINE_MEMORY, RuntimeIntegrityError, fetchVerified } from './startup.js';
 
 const SIMD = { memory: null, restore: null };
 
@@ -106,6 +106,7 @@ async function loadKernelModule(memory, allowRelaxed) {
       bytes = await fetchBytes('webnn-kernels-relaxed.wasm');
       if (!WebAssembly.validate(bytes)) bytes = null;  // no relaxed SIMD here
     } catch (e) {
+      if (e instanceof RuntimeIntegrityError) throw e;  // tampered: refuse, do not fall back
       bytes = null;
     }
   }
@@ -128,6 +129,7 @@ export async function simdAttach(pyodide) {
     const exports = await loadKernelModule(SIMD.memory, setting !== 'simd128');
     status = pyToJs(fast.attach_wasm(exports));
   } catch (e) {
+    if (e instanceof RuntimeIntegrityError) throw e;  // fails the start, naming the file
     fast.unavailable(`wasm kernels unavailable: ${e && e.message ? e.message : e}`);
     status = pyToJs(fast.status());
   }

@@ -41,7 +41,7 @@ const SUBTLE = globalThis.crypto && globalThis.crypto.subtle;
 const savedFetch = globalThis.fetch.bind(globalThis);
 const UTF8 = { encoder: new TextEncoder(), decoder: new TextDecoder() };
 
-class RuntimeIntegrityError extends Error {}
+export class RuntimeIntegrityError extends Error {}
 
 // ---------------------------------------------------------------- progress
 

@@ -179,12 +179,13 @@ def tampered_dist(tmp_path, pick):
     ("core wheel", {"snapshot": False}),
     ("numpy wheel", {"snapshot": False}),
     ("build snapshot", {}),
+    ("webnn-kernels-relaxed.wasm", {}),
 ])
 def test_a_tampered_runtime_file_is_refused(browser, tmp_path, which, config):
     import serve
 
     picks = {
-        "core wheel": lambda d: next(d.glob("webnn_core-*.whl")).name,
+        "core wheel": lambda d: next(d.glob("webnn_*-py3-none-any.whl")).name,
         "numpy wheel": lambda d: next(d.glob("numpy-*.whl")).name,
         "build snapshot": lambda d: next(iter(d.glob("webnn-engine-*.snapshot.gz")), None).name
         if list(d.glob("webnn-engine-*.snapshot.gz")) else pytest.skip("no build-time snapshot in dist/"),
