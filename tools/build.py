@@ -1,13 +1,18 @@
 """Build dist/: the polyfill script (classic + ES module), the core as a pure
 wheel, and the verified runtime files beside them.
 
-    python tools/build.py [--no-runtime]
+    python tools/build.py [--no-runtime] [--idl 2026-09|2025-03|FILE]
+
+The WebIDL schema (py/webnn_core/idl_schema.json) is generated first from the
+chosen IDL file (default: the 2026 IDL) by tools/idl_schema.mjs; the JS shim and
+the Python core both read it.
 """
 from __future__ import annotations
 
 import argparse
 import base64
 import hashlib
+import json
 import shutil
 import sys
 import zipfile
@@ -15,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build_kernels  # noqa: E402
+import idl_schema  # noqa: E402
 import runtime  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,7 +42,7 @@ def build_wheel(dest: Path) -> str:
     name = f"webnn_core-{version}-py3-none-any.whl"
     dist_info = f"webnn_core-{version}.dist-info"
     files = {}
-    for path in sorted(CORE.rglob("*.py")):
+    for path in sorted([*CORE.rglob("*.py"), idl_schema.SCHEMA]):
         files[f"webnn_core/{path.relative_to(CORE).as_posix()}"] = path.read_bytes()
     files[f"{dist_info}/METADATA"] = f"Metadata-Version: 2.1\nName: webnn_core\nVersion: {version}\nRequires-Dist: numpy\n".encode()
     files[f"{dist_info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: webnn-polyfill tools/build.py\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
@@ -57,13 +63,15 @@ def build_wheel(dest: Path) -> str:
 
 def js_body(wheel: str) -> str:
     parts = [f"const POLYFILL_VERSION = {core_version()!r};\nconst CORE_WHEEL = {wheel!r};\n"
-             f"const PYODIDE_VERSION = {runtime.VERSION!r};\n"]
+             f"const PYODIDE_VERSION = {runtime.VERSION!r};\n"
+             f"const IDL_SCHEMA = {json.dumps(json.loads(idl_schema.SCHEMA.read_text()), separators=(',', ':'))};\n"]
     for src in JS_SOURCES:
         parts.append(f"// ---- js/src/{src}\n" + (ROOT / "js" / "src" / src).read_text())
     return "\n".join(parts)
 
 
-def build(with_runtime: bool = True) -> Path:
+def build(with_runtime: bool = True, idl: str | None = None) -> Path:
+    idl_schema.generate(idl)
     DIST.mkdir(exist_ok=True)
     for old in DIST.glob("webnn_core-*.whl"):
         old.unlink()
@@ -92,10 +100,11 @@ def build(with_runtime: bool = True) -> Path:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--no-runtime", action="store_true", help="skip assembling the Pyodide runtime")
+    p.add_argument("--idl", default=None, help="IDL version (2026-09, 2025-03) or file; default: $WEBNN_IDL or 2026-09")
     args = p.parse_args(argv)
     try:
-        build(with_runtime=not args.no_runtime)
-    except runtime.RuntimeError_ as e:
+        build(with_runtime=not args.no_runtime, idl=args.idl)
+    except (runtime.RuntimeError_, idl_schema.SchemaError) as e:
         print(f"build: error: {e}", file=sys.stderr)
         return 1
     return 0

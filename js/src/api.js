@@ -324,9 +324,7 @@ defineOperation(builderProto, 'build', 1, promiseOperation(function (...args) {
 }));
 
 // Every op method, generated from its WebIDL signature.
-for (const [name, signature] of Object.entries(IDL_OPS)) {
-  const params = signature.filter((p) => Array.isArray(p));
-  const optionsType = signature.find((p) => typeof p === 'string');
+for (const [name, { params, options: optionsType, returnsSequence }] of Object.entries(IDL_OPS)) {
   const what = `MLGraphBuilder.${name}`;
   defineOperation(builderProto, name, params.length, function (...args) {
     const s = brand(this, 'MLGraphBuilder', what);
@@ -343,6 +341,6 @@ for (const [name, signature] of Object.entries(IDL_OPS)) {
     if (positional !== params) converted.push(null);
     const options = convert(optionsType, optionsArg, `${name}: options`);
     const result = py('builder_op', [ref(s.handle), name, converted, options]);
-    return IDL_SEQUENCE_RESULTS.has(name) ? result.map(newOperand) : newOperand(result);
+    return returnsSequence ? result.map(newOperand) : newOperand(result);
   });
 }

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, schema
 from .builder import MAX_TENSOR_BYTE_LENGTH, GraphBuilder, check_descriptor
 from .errors import Invalid, InvalidStateError, NotSupportedError, WebNNTypeError
-from .registry import ops
+from .registry import MAX_RANK, ops
 
 DEVICE_TYPES = ("cpu", "gpu", "npu")
 POWER_PREFERENCES = ("default", "high-performance", "low-power")
@@ -57,13 +57,16 @@ class Context:
 
     # -- capabilities ---------------------------------------------------------
     def op_support_limits(self) -> dict:
+        """MLOpSupportLimits with the members of the IDL the schema was built from."""
+        any_rank = {"min": 0, "max": MAX_RANK}
         limits = {
             "preferredInputLayout": "nchw",
             "maxTensorByteLength": MAX_TENSOR_BYTE_LENGTH,
-            **{k: {"dataTypes": list(v)} for k, v in self.io_types.items()},
+            **{k: {"dataTypes": list(v), "rankRange": dict(any_rank)} for k, v in self.io_types.items()},
         }
-        for name, op in ops().items():
-            limits[name] = op.support_limits()
+        registry = ops()
+        for name, members in schema.schema()["supportLimits"]["ops"].items():
+            limits[name] = registry[name].support_limits(members)
         return limits
 
     def graph_builder(self) -> GraphBuilder:

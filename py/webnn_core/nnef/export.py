@@ -419,7 +419,7 @@ class Exporter:
         return self.from_nchw(y, inputLayout)
 
     def _pool(self, node, x, nnef, windowDimensions=None, padding=None, strides=None, dilations=None,
-              layout="nchw", roundingType="floor", outputSizes=None, square=False):
+              layout="nchw", outputShapeRounding="floor", outputSizes=None, square=False):
         self.scalar_only(x)
         attrs = node.attrs
         window = list(attrs["window"])
