@@ -38,7 +38,7 @@ function typeCode(t, typedefs, extAttrs = []) {
   if (t.generic === 'sequence') return `${typeCode(t.idlType[0], typedefs)}[]`;
   if (t.generic) return `${t.generic}<${t.idlType.map((u) => typeCode(u, typedefs)).join(',')}>`;
   const name = t.idlType;
-  if (typedefs[name]) return typeCode(typedefs[name], typedefs, attrs);
+  if (!SCALARS[name] && typedefs[name]) return typeCode(typedefs[name], typedefs, attrs);
   const code = SCALARS[name] || name;
   return attrs.some((a) => a.name === 'EnforceRange') ? `${code}!` : code;
 }

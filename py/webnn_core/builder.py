@@ -98,6 +98,17 @@ class GraphBuilder:
             raise WebNNTypeError(f"constant: data type {dtype} is not supported")
         return Operand(self, dtype, (), "constant", value=np.array(dtypes.cast_number(value, dtype)))
 
+    def constant_tensor(self, tensor) -> Operand:
+        """The `constant(MLTensor)` overload: an operand holding a constant tensor's data."""
+        if getattr(tensor, "context", None) is not self.context or not hasattr(tensor, "constant"):
+            raise WebNNTypeError("constant: the tensor belongs to another context")
+        if tensor.destroyed:
+            raise WebNNTypeError("constant: the tensor is destroyed")
+        if not tensor.constant:
+            raise WebNNTypeError("constant: the tensor was not created by createConstantTensor()")
+        self._check_state("constant")
+        return Operand(self, tensor.dtype, tensor.shape, "constant", value=tensor.data)
+
     # -- ops ------------------------------------------------------------------
     def op(self, name: str, *args, **options):
         op = ops().get(name)

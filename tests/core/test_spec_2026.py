@@ -216,3 +216,57 @@ def test_spec_ranks_table_matches_the_spec_source():
     proc = subprocess.run([sys.executable, str(ROOT / "tools" / "spec_ranks.py"), "--bs", str(SPEC_BS), "--check"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+# ------------------------------------------------- createConstantTensor / constant(tensor)
+def test_constant_tensor_feeds_builder_constant():
+    ctx = Context()
+    weights = np.array([1.5, -2.0, 4.0], np.float32)
+    t = ctx.create_constant_tensor(desc([3]), weights.tobytes())
+    assert t.constant and not t.readable and not t.writable
+    b = ctx.graph_builder()
+    x = b.input("x", desc([3]))
+    g = b.build({"y": b.mul(x, b.constant_tensor(t))})
+    got = ctx.compute(g, {"x": np.array([2, 2, 2], np.float32)})["y"]
+    assert got.tolist() == [3.0, -4.0, 8.0]
+
+
+def test_constant_tensor_rules():
+    ctx = Context()
+    with pytest.raises(WebNNTypeError, match="bytes"):
+        ctx.create_constant_tensor(desc([3]), bytes(8))
+    t = ctx.create_constant_tensor(desc([2]), bytes(8))
+    with pytest.raises(WebNNTypeError, match="not readable"):
+        ctx.read_tensor(t)
+    with pytest.raises(WebNNTypeError, match="not writable"):
+        ctx.write_tensor(t, bytes(8))
+    plain = ctx.create_tensor(desc([2]))
+    with pytest.raises(WebNNTypeError, match="createConstantTensor"):
+        ctx.graph_builder().constant_tensor(plain)
+    with pytest.raises(WebNNTypeError, match="another context"):
+        Context().graph_builder().constant_tensor(t)
+    b = ctx.graph_builder()
+    g = b.build({"y": b.relu(b.input("x", desc([2])))})
+    with pytest.raises(WebNNTypeError, match="constant tensor"):
+        ctx.dispatch(g, {"x": t}, {"y": ctx.create_tensor(desc([2]))})
+    t.destroy()
+    with pytest.raises(WebNNTypeError, match="destroyed"):
+        ctx.graph_builder().constant_tensor(t)
+
+
+def test_every_schema_type_has_a_js_converter():
+    """Each type code the generated schema uses is one js/src/webidl.js converts
+    (caught MLNumber resolving to its typedef's union)."""
+    js = (ROOT / "js" / "src" / "webidl.js").read_text()
+    converters = set(re.findall(r"^  '([\w!]+)':", js, re.M)) | {"operand"}
+    s = schema.schema()
+    known = converters | set(s["enums"]) | set(s["dictionaries"])
+
+    def base_codes(code):
+        for part in code.split("|"):
+            yield part[:-2] if part.endswith("[]") else part
+
+    used = [m[1] for d in s["dictionaries"].values() for m in d] + \
+           [p[1] for op in s["ops"].values() for p in op["params"]]
+    unknown = {c for code in used for c in base_codes(code)} - known - {"u64!"}  # u64!: only in limits
+    assert not unknown
