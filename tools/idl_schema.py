@@ -8,7 +8,6 @@ tools/build.py and by the test suite's conftest, so it is cheap when nothing cha
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -20,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "py" / "webnn_core" / "idl_schema.json"
 GENERATOR = ROOT / "tools" / "idl_schema.mjs"
 LOCK = ROOT / "package-lock.json"
-STAMP = ROOT / "node_modules" / ".package-lock.sha256"
+STAMP = ROOT / "node_modules" / ".installed-lock.json"
 
 
 class SchemaError(Exception):
@@ -28,18 +27,17 @@ class SchemaError(Exception):
 
 
 def npm_ci() -> None:
-    """`npm ci` unless node_modules already matches package-lock.json."""
-    digest = hashlib.sha256(LOCK.read_bytes()).hexdigest()
-    if STAMP.is_file() and STAMP.read_text().strip() == digest:
+    """`npm ci` unless node_modules matches package-lock.json (the same stamp ./dev setup keeps)."""
+    if STAMP.is_file() and STAMP.read_bytes() == LOCK.read_bytes():
         return
     npm = shutil.which("npm")
     if npm is None:
         raise SchemaError("npm is missing (Debian: apt-get install nodejs npm; ./dev setup does it)")
-    print("idl_schema: npm ci (build-time dependencies: webidl2)", file=sys.stderr)
+    print("idl_schema: npm ci (build-time dependencies: webidl2, esbuild)", file=sys.stderr)
     proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=ROOT)
     if proc.returncode != 0:
         raise SchemaError("npm ci failed")
-    STAMP.write_text(digest + "\n")
+    shutil.copyfile(LOCK, STAMP)
 
 
 def generate(idl: str | None = None, out: Path = SCHEMA) -> Path:

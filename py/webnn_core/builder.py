@@ -14,7 +14,8 @@ import numpy as np
 from . import dtypes, schema
 from .errors import Invalid, InvalidStateError, WebNNTypeError
 from .graph import Graph, Node, Operand
-from .registry import MAX_RANK, ops
+from .ops import ops
+from .registry import MAX_RANK
 from .spec_ranks import RANKS
 MAX_DIMENSION = 2**32 - 1
 # Chromium's value; WPT needs it to be 3 mod 4 (see digest §2.1).
@@ -107,7 +108,7 @@ class GraphBuilder:
         if not tensor.constant:
             raise WebNNTypeError("constant: the tensor was not created by createConstantTensor()")
         self._check_state("constant")
-        return Operand(self, tensor.dtype, tensor.shape, "constant", value=tensor.data)
+        return Operand(self, tensor.dtype, tensor.shape, "constant", value=self.context.backend.read(tensor.data))
 
     # -- ops ------------------------------------------------------------------
     def op(self, name: str, *args, **options):
@@ -120,6 +121,8 @@ class GraphBuilder:
             args = args + tuple(op.param_defaults[p] for p in op.params[len(args):] if p in op.param_defaults)
         if len(args) != len(op.params):
             raise WebNNTypeError(f"{name}: expected {len(op.params)} arguments, got {len(args)}")
+        if not self.context.backend.supports(op):
+            raise _labelled(label, name, "the operation is not supported by this context's backend")
         try:
             schema.normalize_args(name, args)
             options = schema.normalize_options(name, options)
@@ -183,6 +186,7 @@ class GraphBuilder:
             if operand.kind in ("input", "constant"):
                 raise WebNNTypeError(f"build: output '{name}' is a graph {operand.kind}; outputs must be computed by an operation")
         graph = Graph(self.context, dict(outputs))
+        graph.plan = self.context.backend.plan(graph)
         self.built = True
         return graph
 
