@@ -1,12 +1,17 @@
 """Build dist/: the polyfill script (classic + ES module), the core as a pure
 wheel, and the verified runtime files beside them.
 
-    python tools/build.py [--no-runtime] [--no-snapshot]
+    python tools/build.py [--no-runtime] [--no-snapshot] [--idl 2026-09|2025-03|FILE]
 
 The scripts are bundled from the ES modules in js/src/ by esbuild (npm, see
 package.json; `./dev setup` runs `npm ci`); the wheel is built from
 pyproject.toml by the standard PEP 517 front end `build` with the hatchling
 back end. One version for both: __version__ in py/webnn_core/__init__.py.
+
+The WebIDL schema (py/webnn_core/idl_schema.json) is generated first from the
+chosen IDL file (--idl 2026-09|2025-03|FILE, default $WEBNN_IDL or the 2026
+IDL) by tools/idl_schema.mjs; the JS shim bundles it and the wheel carries it
+for the Python core.
 """
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build_kernels  # noqa: E402
 import engine_snapshot  # noqa: E402
+import idl_schema  # noqa: E402
 import runtime  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -136,7 +142,8 @@ def write_package(dest: Path) -> dict:
     return meta
 
 
-def build(with_runtime: bool = True, with_snapshot: bool = True) -> Path:
+def build(with_runtime: bool = True, with_snapshot: bool = True, idl: str | None = None) -> Path:
+    idl_schema.generate(idl)
     DIST.mkdir(exist_ok=True)
     for old in [*DIST.glob("webnn_core-*.whl"), *DIST.glob("webnn_polyfill-*.whl")]:
         old.unlink()
@@ -178,11 +185,12 @@ def main(argv=None) -> int:
     p.add_argument("--no-runtime", action="store_true", help="skip assembling the Pyodide runtime")
     p.add_argument("--no-snapshot", action="store_true",
                    help="skip the build-time engine snapshot (also: WEBNN_NO_BUILD_SNAPSHOT=1)")
+    p.add_argument("--idl", default=None, help="IDL version (2026-09, 2025-03) or file; default: $WEBNN_IDL or 2026-09")
     args = p.parse_args(argv)
     try:
         build(with_runtime=not args.no_runtime,
-              with_snapshot=not (args.no_snapshot or os.environ.get("WEBNN_NO_BUILD_SNAPSHOT")))
-    except (runtime.RuntimeError_, BuildError) as e:
+              with_snapshot=not (args.no_snapshot or os.environ.get("WEBNN_NO_BUILD_SNAPSHOT")), idl=args.idl)
+    except (runtime.RuntimeError_, BuildError, idl_schema.SchemaError) as e:
         print(f"build: error: {e}", file=sys.stderr)
         return 1
     return 0
