@@ -41,8 +41,6 @@ async function startEngine() {
   const quiet = CONFIG.debug ? console.log : () => {};
   await pyodide.loadPackage(['numpy', RUNTIME_BASE + CORE_WHEEL], { messageCallback: quiet, errorCallback: console.error });
   const bridge = pyodide.pyimport('webnn_core.bridge');
-  const kernels = pyodide.pyimport('webnn_core.kernels');
-  kernels.set_fast_paths(!!CONFIG.fastPaths);
   await simdAttach(pyodide);
   ENGINE_STATS.startMs = performance.now() - started;
   return { pyodide, call: bridge.call };
