@@ -5,6 +5,8 @@
 import { IDL_OPS, IDL_SEQUENCE_RESULTS } from './idl_tables.js';
 import { INTERNAL, bytesOf, convert, convertRecord, converters, defineAttribute, defineInterface, defineOperation, promiseOperation, requireArgs, toBufferSource, toUSVString } from './webidl.js';
 import { ENGINE, engine, py, ref } from './engine.js';
+import { ENGINE_STATS } from './config.js';
+import { defaultBackendOptions } from './simd.js';
 
 // Internal slots of every interface instance: object -> {kind, handle, ...}.
 export const slots = new WeakMap();
@@ -70,7 +72,7 @@ defineOperation(ML.prototype, 'createContext', 0, promiseOperation(function (opt
     powerPreference = o.powerPreference;
   }
   return engine().then(() => {
-    const handle = py('create_context', [deviceType, powerPreference]);
+    const handle = py('create_context', [deviceType, powerPreference, defaultBackendOptions()]);
     return newContext(handle, deviceType, gpuDevice);
   });
 }));
@@ -88,13 +90,31 @@ function newContext(handle, deviceType, gpuDevice) {
   return ctx;
 }
 
-let limitsJson = null;
-
+// Each context answers for its own backend: cached per context, never shared.
 defineOperation(MLContext.prototype, 'opSupportLimits', 0, function () {
   const s = brand(this, 'MLContext', 'MLContext.opSupportLimits');
-  if (limitsJson === null) limitsJson = JSON.stringify(py('op_support_limits', [ref(s.handle)]));
-  return JSON.parse(limitsJson);  // a fresh dictionary per call
+  if (s.limitsJson === undefined) s.limitsJson = JSON.stringify(py('op_support_limits', [ref(s.handle)]));
+  return JSON.parse(s.limitsJson);  // a fresh dictionary per call
 });
+
+// A small handle for benchmarks and debugging (webnnPolyfill.engineStats.kernels):
+// the switches and profile of one context's cpu kernels (each context owns its own).
+function kernelDebug(ctx, action, ...args) {
+  const s = slotOf(ctx, 'MLContext', `engineStats.kernels.${action}: context`);
+  return py('kernel_debug', [ref(s.handle), action, ...args]);
+}
+
+ENGINE_STATS.kernels = {
+  status: (ctx) => kernelDebug(ctx, 'status'),
+  // Graphs are compiled (fusion, packing) at build(): build after switching.
+  setFastPaths: (ctx, on) => kernelDebug(ctx, 'set_fast_paths', !!on),
+  setProfiling: (ctx, on) => kernelDebug(ctx, 'set_profiling', !!on),
+  resetProfile: (ctx) => kernelDebug(ctx, 'reset_profile'),
+  profile: (ctx) => kernelDebug(ctx, 'profile'),
+  fallbackReasons: (ctx) => kernelDebug(ctx, 'fallback_reasons'),
+  // The core's handle of a context (for Python run in the engine by benchmarks).
+  handle: (ctx) => slotOf(ctx, 'MLContext', 'engineStats.kernels.handle: context').handle,
+};
 
 defineOperation(MLContext.prototype, 'destroy', 0, function () {
   const s = brand(this, 'MLContext', 'MLContext.destroy');

@@ -26,8 +26,6 @@ async function startEngine() {
   simdBeforeEngineLoad();
   const pyodide = await startRuntime();
   const bridge = pyodide.pyimport('webnn_core.bridge');
-  const kernels = pyodide.pyimport('webnn_core.kernels');
-  kernels.set_fast_paths(!!CONFIG.fastPaths);
   markTime('bridge');
   await simdAttach(pyodide);
   markTime('simd');

@@ -19,7 +19,14 @@
 import { CONFIG, ENGINE_STATS } from './config.js';
 import { ENGINE_MEMORY, RuntimeIntegrityError, fetchVerified } from './startup.js';
 
-const SIMD = { memory: null, restore: null };
+// fastPaths: the setting every new context's cpu backend starts with (each
+// context owns its switch; engineStats.kernels.setFastPaths(ctx, on) flips one).
+const SIMD = { memory: null, restore: null, fastPaths: true };
+
+// The backend options a new context gets from the page's setting.
+export function defaultBackendOptions() {
+  return { fastPaths: SIMD.fastPaths };
+}
 
 // A minimal module using v128 (i32.const 0; i8x16.splat; i8x16.popcnt).
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0,
@@ -119,10 +126,9 @@ async function loadKernelModule(memory, allowRelaxed) {
 export async function simdAttach(pyodide) {
   if (SIMD.restore) SIMD.restore();
   if (!SIMD.memory) SIMD.memory = ENGINE_MEMORY.memory;  // startup.js saw Pyodide's memory
-  const kernels = pyodide.pyimport('webnn_core.kernels');
-  const fast = pyodide.pyimport('webnn_core.fast');
+  const fast = pyodide.pyimport('webnn_core.backends.cpu.fast');
   const setting = simdSetting();
-  kernels.set_fast_paths(setting !== false);
+  SIMD.fastPaths = setting !== false;
   let status;
   try {
     if (!SIMD.memory) throw new Error("Pyodide's WebAssembly.Memory was not captured");
@@ -133,18 +139,8 @@ export async function simdAttach(pyodide) {
     fast.unavailable(`wasm kernels unavailable: ${e && e.message ? e.message : e}`);
     status = pyToJs(fast.status());
   }
-  status.enabled = !!kernels.fast_paths_enabled();
+  status.enabled = SIMD.fastPaths;
   ENGINE_STATS.simd = status;
-  // A small handle for benchmarks and debugging (webnnPolyfill.engineStats.kernels).
-  ENGINE_STATS.kernels = {
-    status: () => Object.assign(pyToJs(fast.status()), { enabled: !!kernels.fast_paths_enabled() }),
-    // Graphs are compiled (fusion, packing) at build(): build after switching.
-    setFastPaths: (on) => kernels.set_fast_paths(!!on),
-    setProfiling: (on) => kernels.set_profiling(!!on),
-    resetProfile: () => kernels.reset_profile(),
-    profile: () => pyToJs(kernels.profile()),
-    fallbackReasons: () => pyToJs(kernels.fallback_reasons.copy()),
-  };
   if (CONFIG.debug) {
     if (status.backend) {
       console.log(`webnn-polyfill: SIMD kernels active (${status.detail}); fast paths ${status.enabled ? 'on' : 'off'}`);

@@ -521,10 +521,13 @@ function describeExtraSlots(Module, libs) {
 
 // ---------------------------------------------------------------- the start
 
-// Imported before the snapshot: what every start needs, and (when present)
-// what the first build() would otherwise import.
-const ENGINE_MODULES = ['numpy', 'webnn_core.bridge', 'webnn_core.kernels', 'webnn_core.fast'];
-const WARM_MODULES = ['webnn_core.ops', 'webnn_core.compile', 'webnn_core.fast.backend', 'webnn_core.fast.pack'];
+// Imported before the snapshot: what every start needs, and (when present:
+// module names move) what the first createContext() and build() would
+// otherwise import.
+const ENGINE_MODULES = ['numpy', 'webnn_core.bridge'];
+const WARM_MODULES = ['webnn_core.ops', 'webnn_core.backends.cpu', 'webnn_core.backends.cpu.backend',
+  'webnn_core.backends.cpu.compile', 'webnn_core.backends.cpu.reference', 'webnn_core.backends.cpu.fast',
+  'webnn_core.backends.cpu.fast.library', 'webnn_core.backends.cpu.fast.pack', 'webnn_core.backends.webgpu'];
 
 // Package files a restore writes back: not C headers, stubs, or test suites.
 function runtimeFile(path) {

@@ -1,9 +1,10 @@
-"""Graph IR: operands and nodes as the builder records them, and the compiled
-graph that `build()` produces and `dispatch()` executes."""
+"""Graph IR: operands and nodes as the builder records them, and the built
+graph (`build()`): the reachable nodes in topological order, its inputs,
+constants and outputs. Planning and running it is a backend's job
+(`webnn_core.backends`); the graph holds the plan its context's backend made
+(`plan`), opaque to everything else."""
 from __future__ import annotations
 
-
-from . import kernels
 from .errors import WebNNTypeError
 
 
@@ -29,15 +30,86 @@ class Operand:
 
 
 class Node:
-    __slots__ = ("op", "inputs", "outputs", "attrs", "label", "call")
+    """One op call, normalised: `operands` holds the operand arguments under
+    their spec names (an Operand, a list of them, or None for an absent
+    optional one), `attrs` every other argument and option, spec-named, with
+    the op's defaults applied, as plain data (numbers, strings, booleans,
+    lists, None). `inputs` are the operands in the order the op's kernels
+    take them. Nothing else lives here: what a backend derives or caches
+    belongs to its plan (`Graph.plan`), so a graph round-trips through plain
+    data (webnn_core.plain)."""
 
-    def __init__(self, op, inputs, attrs, label):
+    __slots__ = ("op", "inputs", "outputs", "operands", "attrs", "label")
+
+    def __init__(self, op, inputs, operands, attrs, label):
         self.op = op
         self.inputs = inputs  # list[Operand | None]
         self.outputs = []
+        self.operands = operands
         self.attrs = attrs
         self.label = label
-        self.call = None  # (args, options) as the builder received them (exporters read it)
+
+    def call_args(self) -> tuple[list, dict]:
+        """(args, options) to call the op with again: its `infer`, a builder
+        replaying the graph, an exporter."""
+        params = self.op.params
+        args = [self.operands[p] if p in self.operands else self.attrs[p] for p in params]
+        options = {k: v for k, v in self.attrs.items() if k not in params}
+        options.update({k: v for k, v in self.operands.items() if k not in params and v is not None})
+        return args, options
+
+    def kernel_params(self) -> dict:
+        """What the op's kernels read (its `infer` attrs): derived again from
+        the spec attributes and the input descriptors, by a backend's plan."""
+        args, options = self.call_args()
+        return self.op.infer(*args, **options).attrs
+
+
+def _is_operands(value) -> bool:
+    return isinstance(value, Operand) or (isinstance(value, (list, tuple)) and len(value) > 0
+                                          and all(isinstance(v, Operand) for v in value))
+
+
+def plain(value):
+    """A spec attribute as plain data: tuples become lists, numpy scalars Python numbers."""
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if hasattr(value, "item") and not isinstance(value, (bool, int, float, str)):  # a numpy scalar
+        return value.item()
+    return value
+
+
+def _defaults(op) -> dict:
+    """The option defaults of an op, from its `infer` signature (cached on the op class)."""
+    cached = op.__class__.__dict__.get("_option_defaults")
+    if cached is None:
+        import inspect
+
+        cached = {}
+        for p in list(inspect.signature(op.infer).parameters.values())[len(op.params):]:
+            if p.kind is p.KEYWORD_ONLY or p.kind is p.POSITIONAL_OR_KEYWORD:
+                if p.default is not p.empty:
+                    cached[p.name] = p.default
+        setattr(op.__class__, "_option_defaults", cached)
+    return cached
+
+
+def normalise_call(op, args, options) -> tuple[dict, dict]:
+    """Split a validated call into (operands, attrs) for a Node: operand
+    arguments by spec name, and every other argument and option with the
+    op's defaults applied, as plain data."""
+    operands, attrs = {}, {}
+    for key, value in list(zip(op.params, args)) + list(options.items()):
+        if _is_operands(value) or (value is None and key in op.option_operands):
+            operands[key] = list(value) if isinstance(value, (list, tuple)) else value
+        else:
+            attrs[key] = plain(value)
+    for key, default in _defaults(op).items():
+        if key not in attrs and key not in operands and key not in op.option_operands:
+            attrs[key] = plain(default)
+    return operands, attrs
 
 
 def reachable_nodes(outputs):
@@ -62,17 +134,17 @@ def reachable_nodes(outputs):
 
 
 class Graph:
-    """A compiled graph: topologically ordered nodes over slot indices."""
+    """A built graph: topologically ordered nodes, its inputs, constants and outputs."""
 
     def __init__(self, context, named_outputs: dict):
         self.context = context
         self.destroyed = False
         outputs = list(named_outputs.values())
-        nodes = reachable_nodes(outputs)
+        self.nodes = reachable_nodes(outputs)
         # Graph inputs and constants are only those reachable from the outputs.
         self.inputs: dict[str, Operand] = {}
         self.constants: dict = {}
-        for node in nodes:
+        for node in self.nodes:
             for inp in node.inputs:
                 if inp is None:
                     continue
@@ -83,22 +155,7 @@ class Graph:
                 elif inp.kind == "constant":
                     self.constants[inp.id] = inp.value
         self.outputs: dict[str, Operand] = dict(named_outputs)
-        # Fast-path compilation (fusion, weight packing, buffer plan); a no-op without fast paths.
-        from .compile import compile_nodes
-
-        nodes = compile_nodes(nodes, outputs, self.constants)
-        self.nodes = nodes
-        # Free each intermediate after its last reader so peak memory stays low.
-        last_use: dict[int, int] = {}
-        for i, node in enumerate(nodes):
-            for inp in node.inputs:
-                if inp is not None:
-                    last_use[inp.id] = i
-        keep = {o.id for o in outputs}
-        self._release_after = [[] for _ in nodes]
-        for oid, i in last_use.items():
-            if oid not in keep and oid not in self.constants:
-                self._release_after[i].append(oid)
+        self.plan = None  # the context's backend's plan, set by build()
 
     @property
     def input_descriptors(self):
@@ -107,19 +164,3 @@ class Graph:
     @property
     def output_descriptors(self):
         return {n: o.descriptor for n, o in self.outputs.items()}
-
-    def execute(self, feeds: dict) -> dict:
-        """Run the graph. `feeds` maps input names to arrays of the right
-        dtype and shape; returns output name -> array (fresh or shared)."""
-        env = dict(self.constants)
-        for name, operand in self.inputs.items():
-            env[operand.id] = feeds[name]
-        for i, node in enumerate(self.nodes):
-            args = [None if o is None else env[o.id] for o in node.inputs]
-            results = kernels.run(node, args)
-            for operand, value in zip(node.outputs, results):
-                env[operand.id] = value
-            for oid in self._release_after[i]:
-                env.pop(oid, None)
-        return {name: env[o.id] for name, o in self.outputs.items()}
-
