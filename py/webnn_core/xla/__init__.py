@@ -10,7 +10,8 @@ Command line: python -m webnn_core.xla PROGRAM.mlir [--weights W.npz] [--input N
 [--output-dir D] [--check]
 """
 from .api import StableHLOModel, load_stablehlo, read_weights
+from .builder import XlaBuilder, XlaComputation, XlaOp
 from .errors import NotExpressibleError, StableHLOError, StableHLOSyntaxError, XlaTypeError
 
-__all__ = ["StableHLOModel", "load_stablehlo", "read_weights", "NotExpressibleError", "StableHLOError",
+__all__ = ["XlaBuilder", "XlaComputation", "XlaOp", "StableHLOModel", "load_stablehlo", "read_weights", "NotExpressibleError", "StableHLOError",
            "StableHLOSyntaxError", "XlaTypeError"]
