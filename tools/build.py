@@ -20,7 +20,7 @@ import runtime  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "dist"
 CORE = ROOT / "py" / "webnn_core"
-JS_SOURCES = ["idl_tables.js", "webidl.js", "simd.js", "engine.js", "api.js", "nnef.js", "install.js"]
+JS_SOURCES = ["idl_tables.js", "webidl.js", "simd.js", "engine.js", "api.js", "nnef.js", "xla.js", "install.js"]
 
 
 def core_version() -> str:
@@ -57,7 +57,8 @@ def build_wheel(dest: Path) -> str:
 
 def js_body(wheel: str) -> str:
     parts = [f"const POLYFILL_VERSION = {core_version()!r};\nconst CORE_WHEEL = {wheel!r};\n"
-             f"const PYODIDE_VERSION = {runtime.VERSION!r};\n"]
+             f"const PYODIDE_VERSION = {runtime.VERSION!r};\n"
+             f"const LARK_WHEEL = {next(iter(runtime.MANIFEST['wheels']))!r};  // js/src/xla.js loads it on first use\n"]
     for src in JS_SOURCES:
         parts.append(f"// ---- js/src/{src}\n" + (ROOT / "js" / "src" / src).read_text())
     return "\n".join(parts)

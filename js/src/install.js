@@ -37,6 +37,8 @@ function install() {
       // NNEF import/export (js/src/nnef.js).
       loadNNEF: (context, source, options) => loadNNEF(context, source, options),
       exportNNEF: (graph, options) => exportNNEF(graph, options),
+      // StableHLO (JAX) programs (js/src/xla.js).
+      loadStableHLO: (context, text, options) => loadStableHLO(context, text, options),
     }),
     writable: false, enumerable: false, configurable: true,
   });
