@@ -16,6 +16,12 @@
 // starting with line:column. The grammar library (lark, a verified wheel beside
 // the runtime) is loaded on the first call.
 
+import { INTERNAL } from './webidl.js';
+import { LARK_WHEEL } from './build_info.js';
+import { RUNTIME_BASE } from './config.js';
+import { ENGINE, py, ref } from './engine.js';
+import { MLGraph, released, slotOf, slots } from './api.js';
+
 const XLA_TYPED = [
   ['float32', Float32Array], ['int32', Int32Array], ['uint32', Uint32Array], ['int8', Int8Array],
   ['uint8', Uint8Array], ['float64', Float64Array],
@@ -65,7 +71,7 @@ async function xlaWeights(weights) {
   return ['arrays', manifest, data];
 }
 
-async function loadStableHLO(context, text, options) {
+export async function loadStableHLO(context, text, options) {
   const c = slotOf(context, 'MLContext', 'loadStableHLO: context');
   if (c.destroyed) throw new DOMException('loadStableHLO: the context is destroyed', 'InvalidStateError');
   if (options !== undefined && options !== null && typeof options !== 'object') {
