@@ -10,7 +10,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import StableHLOError
-from .lowering import ELEMENT_TYPES
 from .mlir import Group, unquote
 
 _TENSOR = re.compile(r"tensor<((?:[0-9]+x)*)([a-zA-Z][a-zA-Z0-9]*)>")
@@ -261,10 +260,6 @@ def _element(tok, etype):
     if tok.type in ("INT", "FLOAT", "HEX"):
         return number(tok)
     raise StableHLOError(f"{where(tok)}: unexpected {str(tok)!r} in dense<...>")
-
-
-def webnn_element_type(etype: str):
-    return ELEMENT_TYPES.get(etype)
 
 
 __all__ = ["TensorType", "tensor_type", "types_of", "signature", "value", "dictionary", "dense", "int_list",

@@ -113,7 +113,7 @@ def _parser():
     global _PARSER
     if _PARSER is None:
         try:
-            from lark import Lark, Transformer, v_args
+            from lark import Lark, Transformer
         except ImportError as e:  # lark is a runtime dependency of the importer only
             raise StableHLOSyntaxError("the StableHLO importer needs the 'lark' package (pip install lark)") from e
 

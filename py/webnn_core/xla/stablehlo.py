@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
 from ..errors import WebNNError
 from . import lowering as L
 from .attributes import (TensorType, dictionary, int_list, is_token, signature, split_commas, strip_locs,
@@ -319,20 +318,11 @@ class Importer:
             arr = v.const
             if v.etype == "i1":
                 arr = arr.astype(np.uint8)
-            flat = arr.reshape(-1)
-            if arr.size > SPLAT_LIMIT and (flat == flat[0]).all() and not np.isnan(flat[0]) if arr.dtype.kind == "f" \
-                    else arr.size > SPLAT_LIMIT and (flat == flat[0]).all():
-                scalar = L.const(self.b, flat[0], dtype)
-                v.operand = self.b.expand(scalar, list(arr.shape))
-            elif arr.size > SPLAT_LIMIT and arr.dtype.kind == "f" and np.isnan(flat).all():
-                v.operand = self.b.expand(L.const(self.b, flat[0], dtype), list(arr.shape))
+            if arr.size > SPLAT_LIMIT and _is_splat(arr):
+                v.operand = self.b.expand(L.const(self.b, arr.reshape(-1)[0], dtype), list(arr.shape))
             else:
                 v.operand = L.const(self.b, arr, dtype)
         return v.operand
-
-    @staticmethod
-    def known(v: Value):
-        return None if v.const is None else v.const
 
     @staticmethod
     def known_scalar(v: Value):
@@ -394,10 +384,8 @@ class Importer:
         if len(outs) != total:
             raise StableHLOError(f"{op.where}: {op.name} gives {len(outs)} results, the text binds {total}")
         i = 0
-        for name, count in op.results:
-            env[name] = outs[i] if count == 1 and len(op.results) > 1 else list(outs[i:i + count])
-            if count == 1 and len(op.results) == 1:
-                env[name] = outs[i]
+        for name, count in op.results:  # `%r:2 = ...` binds a group used as %r#0, %r#1
+            env[name] = outs[i] if count == 1 else list(outs[i:i + count])
             i += count
 
     # ------------------------------------------------------------ operations
@@ -430,28 +418,6 @@ class Importer:
 
     def _ops(self, d, args):
         return [self.operand(a, d.op.where) for a in args]
-
-    # elementwise
-    def _unary(self, fn):
-        def h(d, args, _):
-            x, = self._ops(d, args)
-            return self._new(d, fn(x))
-        return h
-
-    def __getattr__(self, attr):
-        if attr.startswith("op_"):
-            short = attr[3:]
-            if short in UNARY:
-                webnn = UNARY[short]
-                return self._unary(lambda x: getattr(self.b, webnn)(x))
-            if short in BINARY:
-                webnn = BINARY[short]
-
-                def h(d, args, _):
-                    a, c = self._ops(d, args)
-                    return self._new(d, getattr(self.b, webnn)(a, c))
-                return h
-        raise AttributeError(attr)
 
     def op_not(self, d, args, _):
         x, = self._ops(d, args)
@@ -539,8 +505,7 @@ class Importer:
             v = value([p for p in strip_locs(d.op.pieces)])
         if not isinstance(v, np.ndarray):
             raise StableHLOError(f"{d.op.where}: constant: expected dense<...> : tensor<...>")
-        typ = self._out(d) if d.out_types else TensorType(v.shape, "f32")
-        return Value(typ, const=v)
+        return Value(self._out(d), const=v)
 
     def op_iota(self, d, args, _):
         typ = self._out(d)
@@ -843,6 +808,25 @@ class Importer:
         if callee not in self.funcs:
             raise StableHLOError(f"{d.op.where}: call of unknown function @{callee}")
         return self.call(self.funcs[callee], args)
+
+
+def _one_webnn_op(webnn):
+    """A handler for a StableHLO op that is one WebNN call on its operands."""
+    def handler(self, d, args, _):
+        return self._new(d, getattr(self.b, webnn)(*self._ops(d, args)))
+    return handler
+
+
+for _short, _webnn in {**UNARY, **BINARY}.items():
+    setattr(Importer, "op_" + _short, _one_webnn_op(_webnn))
+
+
+def _is_splat(arr) -> bool:
+    flat = arr.reshape(-1)
+    same = flat == flat[0]
+    if flat.dtype.kind == "f" and np.isnan(flat[0]):
+        same = np.isnan(flat)
+    return bool(same.all())
 
 
 def dtype_np(etype):
