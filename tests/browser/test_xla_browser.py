@@ -118,3 +118,83 @@ def test_gallery_jax_digits_page(server, browser):
         assert not errors, errors
     finally:
         context.close()
+
+
+CASES_PAGE = """<!doctype html><meta charset=utf-8><title>xla cases</title>
+<script src="/dist/webnn-polyfill.js"></script>
+<script>
+const b64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+const s64 = (buf) => { let s = ''; new Uint8Array(buf).forEach((x) => { s += String.fromCharCode(x); }); return btoa(s); };
+window.result = (async () => {
+  const ctx = await navigator.ml.createContext({ deviceType: 'cpu' });
+  const cases = await (await fetch('cases.json')).json();
+  const out = {};
+  for (const c of cases) {
+    try {
+      const m = await webnnPolyfill.loadStableHLO(ctx, c.text);
+      const ins = {}, outs = {};
+      for (const [name, d] of Object.entries(m.inputs)) {
+        ins[name] = await ctx.createTensor({ ...d, writable: true });
+        ctx.writeTensor(ins[name], b64(c.inputs[name]));
+      }
+      for (const [name, d] of Object.entries(m.outputs)) outs[name] = await ctx.createTensor({ ...d, readable: true });
+      ctx.dispatch(m.graph, ins, outs);
+      const r = {};
+      for (const name of Object.keys(outs)) r[name] = s64(await ctx.readTensor(outs[name]));
+      out[c.name] = r;
+    } catch (e) { out[c.name] = { error: `${e.name}: ${e.message}` }; }
+  }
+  return out;
+})().catch((e) => ({ fatal: String(e), stack: e.stack }));
+</script>
+"""
+
+
+def test_jax_programs_in_browser(tmp_path, browser):
+    """Every JAX op case and whole model of tests/xla, exported by JAX, imported and
+    run by the polyfill in Chromium, against JAX's own outputs."""
+    import base64
+
+    jax = pytest.importorskip("jax", reason="jax is a test-only dev dependency (pip install jax==0.10.2 jaxlib==0.10.2)")
+    import serve
+    from tests.xla import jax_cases
+    from tests.xla.test_stablehlo_jax import MODELS, export, jax_outputs
+
+    programs = [(name, f, args) for name, f, args in jax_cases.cases()]
+    programs += [(f"model_{name}", f, args) for name, (f, args) in MODELS.items()]
+    cases, expected = [], {}
+    for name, f, args in programs:
+        inputs = {f"arg{i}": base64.b64encode(np.ascontiguousarray(np.asarray(a).astype(
+            np.uint8 if np.asarray(a).dtype == np.bool_ else np.asarray(a).dtype)).tobytes()).decode()
+            for i, a in enumerate(args)}
+        cases.append({"name": name, "text": export(f, args), "inputs": inputs})
+        expected[name] = jax_outputs(f, args)
+    (tmp_path / "cases.json").write_text(json.dumps(cases))
+    (tmp_path / "index.html").write_text(CASES_PAGE)
+    srv = serve.start(mounts={**serve.default_mounts(), "/xla-cases/": tmp_path})
+    try:
+        context = browser.new_context()
+        page = context.new_page()
+        page.set_default_timeout(ENGINE_TIMEOUT)
+        page.goto(f"http://127.0.0.1:{srv.server_address[1]}/xla-cases/index.html")
+        result = page.evaluate("window.result")
+        context.close()
+    finally:
+        srv.shutdown()
+    assert "fatal" not in result, result
+    failures = []
+    for name, outs in expected.items():
+        got = result[name]
+        if "error" in got:
+            failures.append(f"{name}: {got['error']}")
+            continue
+        for i, e in enumerate(outs):
+            raw = base64.b64decode(got[f"result{i}"])
+            g = np.frombuffer(raw, np.uint8 if e.dtype == np.bool_ else e.dtype).reshape(e.shape)
+            if e.dtype.kind in "biu":
+                ok = np.array_equal(g.astype(e.dtype), e)
+            else:
+                ok = np.allclose(g, e, rtol=2e-5, atol=2e-5)
+            if not ok:
+                failures.append(f"{name} result{i}: {g} != {e}")
+    assert not failures, "\n".join(failures)
