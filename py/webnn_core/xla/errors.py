@@ -22,6 +22,7 @@ class NotExpressibleError(NotSupportedError):
         super().__init__(f"{prefix}{op}: cannot be expressed in WebNN: {reason}")
         self.op = op
         self.reason = reason
+        self.where = where
 
 
 class StableHLOSyntaxError(WebNNError):

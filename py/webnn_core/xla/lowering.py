@@ -465,13 +465,16 @@ def gather(b, x, indices, *, offset_dims, collapsed_slice_dims, start_index_map,
     """StableHLO gather when every indexed dim is collapsed with slice size 1 and
     every other dim is taken whole (embeddings, take, x[i, j]): gatherND on the
     operand transposed so the indexed dims lead, then the result's dims are put
-    where offset_dims says. Indices are clamped like XLA (in range, never wrapped)."""
-    if operand_batching_dims or start_indices_batching_dims:
-        raise NotExpressibleError(op, "operand batching dimensions are not supported")
+    where offset_dims says. Operand batching dims (take_along_axis) become extra
+    iota index components. Indices are clamped like XLA (in range, never wrapped)."""
     rank = len(x.shape)
     smap = list(start_index_map)
-    if sorted(collapsed_slice_dims) != sorted(smap) or any(slice_sizes[d] != 1 for d in smap) \
-            or any(slice_sizes[d] != x.shape[d] for d in range(rank) if d not in smap):
+    collapsed = list(collapsed_slice_dims)
+    if len(operand_batching_dims) != len(start_indices_batching_dims):
+        raise XlaTypeError(f"{op}: operand and start-indices batching dimensions must pair up")
+    if sorted(collapsed) != sorted(smap) or any(slice_sizes[d] != 1 for d in smap) \
+            or any(slice_sizes[d] != x.shape[d] for d in range(rank)
+                   if d not in smap and d not in operand_batching_dims):
         raise NotExpressibleError(op, "only gathers of whole slices along collapsed index dimensions lower "
                                   "(gatherND); this one takes partial windows")
     if indices.dtype not in ("int32", "int64", "uint32"):
@@ -485,6 +488,15 @@ def gather(b, x, indices, *, offset_dims, collapsed_slice_dims, start_index_map,
     k = indices.shape[-1]
     if k != len(smap):
         raise XlaTypeError(f"{op}: the index vector has {k} entries, start_index_map has {len(smap)}")
+    # A batching dim pair (take_along_axis) is one more index component: the iota
+    # of the indices' batch dim, into the operand's batching dim.
+    for obd, sibd in zip(operand_batching_dims, start_indices_batching_dims):
+        pos = sibd if sibd < index_vector_dim or index_vector_dim == len(ishape) else sibd - 1
+        component = iota(tuple(indices.shape[:-1]) + (1,), pos, indices.dtype)
+        indices = b.concat([indices, const(b, component, indices.dtype)], len(indices.shape) - 1)
+        smap.append(obd)
+        if slice_sizes[obd] != 1:
+            raise XlaTypeError(f"{op}: slice size of batching dim {obd} must be 1")
     upper = np.array([x.shape[d] - 1 for d in smap], dtype=dtypes.numpy_dtype(indices.dtype))
     indices = b.min(b.max(indices, const(b, 0, indices.dtype)), const(b, upper, indices.dtype))
     rest = [d for d in range(rank) if d not in smap]

@@ -355,7 +355,11 @@ class Importer:
                 return [self.lookup(env, n, op) for n in d.operands]
             try:
                 outs = self.apply(op, env)
-            except (StableHLOError, NotExpressibleError):
+            except NotExpressibleError as e:
+                if e.where:
+                    raise
+                raise NotExpressibleError(op.name, e.reason, op.where) from None  # add the op's position
+            except StableHLOError:
                 raise
             except XlaTypeError as e:
                 raise StableHLOError(f"{op.where}: {op.name}: {e}") from None
