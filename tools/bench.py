@@ -2,6 +2,7 @@
 TensorFlow.js (cpu, wasm and webgl backends) on the same weights.
 
     python3 tools/bench.py [--runs N] [--out bench.json] [--markdown docs/performance.md]
+    python3 tools/bench.py --layouts [--runs N]   (only: SqueezeNet NHWC vs NCHW, below)
 
 Drives web/bench/ (one engine per fresh browser context, so each start is
 cold): SqueezeNet 1.0 and MobileNetV2 (synthesized logits) from
@@ -12,6 +13,11 @@ conv2d / depthwise / matmul shapes; and the polyfill's per-op breakdown
 inside the models. Prints markdown tables; --out writes all the numbers as
 JSON, --markdown writes the tables into that file (between the
 `<!-- bench:begin -->` / `<!-- bench:end -->` markers if present).
+
+--layouts: SqueezeNet with the same weights in NHWC and in NCHW (input and
+filters transposed), through webnn_core in CPython with the native build of
+the SIMD kernels (tools/bench_kernels.py --layouts): NCHW with the cpu
+backend's layout pass (the default) and without it.
 
 TF.js is installed from npm into .cache/node/ on first use (pinned versions;
 skipped when already there). A backend that cannot start in this browser is
@@ -326,7 +332,13 @@ def main(argv=None) -> int:
                    help="seconds after which a repeated measurement stops (once it has 3 runs; default 60)")
     p.add_argument("--warm-starts", type=int, default=1, help="warm-cache starts per engine (default 1)")
     p.add_argument("--page-timeout", type=int, default=900, help="seconds per engine page (default 900)")
+    p.add_argument("--layouts", action="store_true",
+                   help="only SqueezeNet NHWC vs NCHW (same weights) in CPython on the native SIMD kernels")
     args = p.parse_args(argv)
+    if args.layouts:
+        import bench_kernels
+
+        return bench_kernels.main(["--layouts", "--runs", str(args.runs)])
     args.models = [m for m in args.models.split(",") if m]
     wanted = args.engines.split(",")
     unknown = set(wanted) - {k for k, _, _ in ENGINES}
