@@ -15,9 +15,10 @@ JSON, --markdown writes the tables into that file (between the
 `<!-- bench:begin -->` / `<!-- bench:end -->` markers if present).
 
 --layouts: SqueezeNet with the same weights in NHWC and in NCHW (input and
-filters transposed), through webnn_core in CPython with the native build of
-the SIMD kernels (tools/bench_kernels.py --layouts): NCHW with the cpu
-backend's layout pass (the default) and without it.
+filters transposed), NCHW with the cpu backend's layout pass (the default)
+and without it, inferences interleaved: in headless Chromium through the
+public WebNN API (tests/browser/pages/simd.html), then in CPython with the
+native build of the same kernels (tools/bench_kernels.py --layouts).
 
 TF.js is installed from npm into .cache/node/ on first use (pinned versions;
 skipped when already there). A backend that cannot start in this browser is
@@ -333,12 +334,15 @@ def main(argv=None) -> int:
     p.add_argument("--warm-starts", type=int, default=1, help="warm-cache starts per engine (default 1)")
     p.add_argument("--page-timeout", type=int, default=900, help="seconds per engine page (default 900)")
     p.add_argument("--layouts", action="store_true",
-                   help="only SqueezeNet NHWC vs NCHW (same weights) in CPython on the native SIMD kernels")
+                   help="only SqueezeNet NHWC vs NCHW (same weights), in Chromium and in CPython")
     args = p.parse_args(argv)
     if args.layouts:
         import bench_kernels
 
-        return bench_kernels.main(["--layouts", "--runs", str(args.runs)])
+        print("In headless Chromium (the polyfill, wasm SIMD kernels):")
+        rc = bench_kernels.main(["--layouts", "--browser", "--runs", str(args.runs)])
+        print("\nIn CPython (webnn_core with the native build of the same kernels):")
+        return rc or bench_kernels.main(["--layouts", "--runs", str(args.runs)])
     args.models = [m for m in args.models.split(",") if m]
     wanted = args.engines.split(",")
     unknown = set(wanted) - {k for k, _, _ in ENGINES}

@@ -146,23 +146,38 @@ def bench_model(runs=10, profile=False, weights=None):
 def bench_layouts(runs=10, weights=None):
     """SqueezeNet with the same weights in NHWC and in NCHW (the input and
     filters transposed), fast paths on; NCHW also without the layout pass.
-    Returns {variant: {"median_ms", "min_ms", "runs", "nodes"}} and the
+    The variants run interleaved (one inference of each per round), so a
+    shared machine's load changes hit them alike. Returns {variant:
+    {"median_ms", "min_ms", "runs", "nodes", "transposes"}}, the median over
+    rounds of each variant's time / the NHWC time ("ratio_to_nhwc"), and the
     largest output difference between the variants."""
     from webnn_core import Context
 
     weights = weights or load_squeezenet_weights()
     x = np.random.default_rng(0).uniform(-1, 1, (1, 224, 224, 3)).astype(np.float32)
     variants = {"nhwc": ("nhwc", True), "nchw": ("nchw", True), "nchw-no-layout-pass": ("nchw", False)}
-    results, outputs = {}, {}
+    built = {}
     for variant, (layout, layout_pass) in variants.items():
         ctx = Context("cpu", options={"layoutPass": layout_pass})
         graph, iname, oname = build_squeezenet(ctx, weights, layout)
         feed = np.ascontiguousarray(np.transpose(x, (0, 3, 1, 2))) if layout == "nchw" else x
-        r = time_graph(ctx, graph, {iname: feed}, runs=runs)
-        outputs[variant] = r.pop("outputs")[oname]
-        r["nodes"] = len(graph.plan.nodes)
-        r["transposes"] = sum(s.op.name == "transpose" for s in graph.plan.nodes)
-        results[variant] = r
+        built[variant] = (ctx, graph, {iname: feed}, oname)
+    times = {v: [] for v in variants}
+    outputs = {}
+    for i in range(runs + 1):  # round 0 is the warm-up
+        for variant, (ctx, graph, feeds, oname) in built.items():
+            t0 = time.perf_counter()
+            outputs[variant] = ctx.compute(graph, feeds)[oname]
+            if i:
+                times[variant].append((time.perf_counter() - t0) * 1e3)
+    results = {}
+    for variant, (ctx, graph, feeds, oname) in built.items():
+        t = times[variant]
+        results[variant] = {
+            "median_ms": statistics.median(t), "min_ms": min(t), "runs": runs,
+            "ratio_to_nhwc": statistics.median(a / b for a, b in zip(t, times["nhwc"])),
+            "nodes": len(graph.plan.nodes),
+            "transposes": sum(s.op.name == "transpose" for s in graph.plan.nodes)}
     ref = outputs["nhwc"].astype(np.float64)
     results["max_abs_diff"] = max(float(np.max(np.abs(o - ref))) for o in outputs.values())
     return results
@@ -244,6 +259,33 @@ def bench_browser(runs=10, chromium=None) -> dict:
     return results
 
 
+def bench_browser_layouts(runs=10, chromium=None) -> dict:
+    """SqueezeNet NHWC vs NCHW in headless Chromium, through the public WebNN API
+    (tests/browser/pages/simd.html timeSqueezeNetLayouts): {variant: {medianMs, minMs,
+    ratioToNhwc, maxAbsDiff}} plus the kernel status."""
+    import serve
+    from playwright.sync_api import sync_playwright
+
+    mounts = {**serve.default_mounts(), "/test-pages/": ROOT / "tests" / "browser" / "pages"}
+    srv = serve.start(mounts=mounts)
+    url = f"http://127.0.0.1:{srv.server_address[1]}/test-pages/simd.html"
+    args = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--no-first-run"]
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium or os.environ.get("CHROMIUM", "/usr/bin/chromium"),
+                                        args=args)
+            page = browser.new_page()
+            page.set_default_timeout(900_000)
+            page.goto(url)
+            page.wait_for_function("window.ready === true")
+            r = page.evaluate(f"timeSqueezeNetLayouts({int(runs)})")
+            browser.close()
+    finally:
+        srv.shutdown()
+    return r
+
+
 def bench_vs_tfjs(runs=15, chromium=None) -> list:
     """[(model, build, polyfill median ms, TF.js median ms, median ratio)] from the interleaved page."""
     import serve
@@ -291,6 +333,14 @@ def main(argv=None) -> int:
         for model, kernels_, poly, tf, ratio in bench_vs_tfjs(runs=args.runs):
             print(f"{model:<12} {kernels_:<45} polyfill {poly:8.2f} ms  TF.js wasm {tf:8.2f} ms  ratio {ratio:.2f}")
         return 0
+    if args.layouts and args.browser:
+        r = bench_browser_layouts(runs=args.runs)
+        print(f"kernels: {r['status'].get('detail') or r['status'].get('reason')}")
+        for variant in ("nhwc", "nchw", "nchw-no-layout-pass"):
+            m = r[variant]
+            print(f"squeezenet (chromium) {variant:<20} median {m['medianMs']:8.2f} ms  min {m['minMs']:8.2f} ms"
+                  f"  x{m['ratioToNhwc']:.2f} of nhwc  max |dp| {m['maxAbsDiff']:.3g}")
+        return 0
     if args.browser:
         sys.path.insert(0, str(ROOT / "tools"))
         r = bench_browser(runs=args.runs)
@@ -316,7 +366,7 @@ def main(argv=None) -> int:
         for variant in ("nhwc", "nchw", "nchw-no-layout-pass"):
             m = r[variant]
             print(f"squeezenet {variant:<20} median {m['median_ms']:8.2f} ms  min {m['min_ms']:8.2f} ms"
-                  f"  ({m['nodes']} steps, {m['transposes']} transposes)")
+                  f"  x{m['ratio_to_nhwc']:.2f} of nhwc  ({m['nodes']} steps, {m['transposes']} transposes)")
         print(f"max |variant - nhwc| = {r['max_abs_diff']:.3g}")
         return 0
     r = bench_model(runs=args.runs, profile=args.profile)
