@@ -2,6 +2,7 @@
 TensorFlow.js (cpu, wasm and webgl backends) on the same weights.
 
     python3 tools/bench.py [--runs N] [--out bench.json] [--markdown docs/performance.md]
+    python3 tools/bench.py --layouts [--runs N]   (only: SqueezeNet NHWC vs NCHW, below)
 
 Drives web/bench/ (one engine per fresh browser context, so each start is
 cold): SqueezeNet 1.0 and MobileNetV2 (synthesized logits) from
@@ -12,6 +13,12 @@ conv2d / depthwise / matmul shapes; and the polyfill's per-op breakdown
 inside the models. Prints markdown tables; --out writes all the numbers as
 JSON, --markdown writes the tables into that file (between the
 `<!-- bench:begin -->` / `<!-- bench:end -->` markers if present).
+
+--layouts: SqueezeNet with the same weights in NHWC and in NCHW (input and
+filters transposed), NCHW with the cpu backend's layout pass (the default)
+and without it, inferences interleaved: in headless Chromium through the
+public WebNN API (tests/browser/pages/simd.html), then in CPython with the
+native build of the same kernels (tools/bench_kernels.py --layouts).
 
 TF.js is installed from npm into .cache/node/ on first use (pinned versions;
 skipped when already there). A backend that cannot start in this browser is
@@ -416,7 +423,16 @@ def main(argv=None) -> int:
     p.add_argument("--startup-runs", type=int, default=5,
                    help="rounds of the start-up table (cold + warm profile per engine; default 5, 0 skips it)")
     p.add_argument("--startup-only", action="store_true", help="only the start-up table")
+    p.add_argument("--layouts", action="store_true",
+                   help="only SqueezeNet NHWC vs NCHW (same weights), in Chromium and in CPython")
     args = p.parse_args(argv)
+    if args.layouts:
+        import bench_kernels
+
+        print("In headless Chromium (the polyfill, wasm SIMD kernels):")
+        rc = bench_kernels.main(["--layouts", "--browser", "--runs", str(args.runs)])
+        print("\nIn CPython (webnn_core with the native build of the same kernels):")
+        return rc or bench_kernels.main(["--layouts", "--runs", str(args.runs)])
     args.models = [m for m in args.models.split(",") if m]
     wanted = args.engines.split(",")
     unknown = set(wanted) - {k for k, _, _ in ENGINES}

@@ -2,12 +2,14 @@
 same microkernels) — the building block `./dev bench` can call; the browser
 numbers come from the same core running in Pyodide (see docs/performance.md).
 
-    python tools/bench_kernels.py [--runs 10] [--gemm] [--profile] [--browser]
+    python tools/bench_kernels.py [--runs 10] [--gemm] [--profile] [--browser] [--layouts]
 
   * SqueezeNet 1.0 (../shared/models) built through webnn_core in CPython
     with the native build of the kernels: median latency with the fast paths
     on and off, outputs compared;
   * --gemm: GFLOP/s of the GEMM/conv microkernels on SqueezeNet's shapes;
+  * --layouts: the same SqueezeNet in NHWC and in NCHW (same weights,
+    transposed), NCHW with and without the layout pass (./dev bench --layouts);
   * --profile: per-op time breakdown (the cpu backend's profiling);
   * --browser: the same SqueezeNet in headless Chromium through the public
     WebNN API (tests/browser/pages/simd.html): relaxed-SIMD build, plain
@@ -56,26 +58,33 @@ def _same_upper(size, kernel, stride):
     return total // 2, total - total // 2
 
 
-def build_squeezenet(context, weights):
-    """SqueezeNet 1.0 as web/lib/squeezenet.js wires it (NHWC, OHWI)."""
+def build_squeezenet(context, weights, layout="nhwc"):
+    """SqueezeNet 1.0 as web/lib/squeezenet.js wires it (NHWC input, OHWI
+    filters), or the same network in NCHW (input [1, 3, 224, 224], the same
+    weights transposed to OIHW, NCHW pools, channel concats on axis 1)."""
     b = context.graph_builder()
+    nchw = layout == "nchw"
 
     def const(a):
         return b.constant({"dataType": "float32", "shape": list(a.shape)}, a)
 
     def conv_relu(x, name, **opts):
-        y = b.conv2d(x, const(weights[f"{name}_kernel"]), inputLayout="nhwc", filterLayout="ohwi",
+        w = weights[f"{name}_kernel"]
+        if nchw:
+            w = np.ascontiguousarray(np.transpose(w, (0, 3, 1, 2)))  # OHWI -> OIHW
+        y = b.conv2d(x, const(w), inputLayout=layout, filterLayout="oihw" if nchw else "ohwi",
                      bias=const(weights[f"{name}_Conv2D_bias"]), **opts)
         return b.relu(y)
 
     def pool(x):
-        return b.maxPool2d(x, windowDimensions=[3, 3], strides=[2, 2], layout="nhwc")
+        return b.maxPool2d(x, windowDimensions=[3, 3], strides=[2, 2], layout=layout)
 
     def fire(x, name):
         s = conv_relu(x, f"{name}_squeeze")
-        return b.concat([conv_relu(s, f"{name}_e1x1"), conv_relu(s, f"{name}_e3x3", padding=[1, 1, 1, 1])], 3)
+        return b.concat([conv_relu(s, f"{name}_e1x1"), conv_relu(s, f"{name}_e3x3", padding=[1, 1, 1, 1])],
+                        1 if nchw else 3)
 
-    x = b.input("input", {"dataType": "float32", "shape": [1, 224, 224, 3]})
+    x = b.input("input", {"dataType": "float32", "shape": [1, 3, 224, 224] if nchw else [1, 224, 224, 3]})
     k = weights["conv1_kernel"].shape[1]
     pb, pe = _same_upper(224, k, 2)
     y = conv_relu(x, "conv1", strides=[2, 2], padding=[pb, pe, pb, pe])
@@ -88,7 +97,7 @@ def build_squeezenet(context, weights):
     y = pool(y)
     y = fire(y, "fire9")
     y = conv_relu(y, "conv10")
-    y = b.averagePool2d(y, layout="nhwc")
+    y = b.averagePool2d(y, layout=layout)
     y = b.reshape(y, [1, 1001])
     y = b.softmax(y, 1)
     return b.build({"output": y}), "input", "output"
@@ -131,6 +140,46 @@ def bench_model(runs=10, profile=False, weights=None):
     a, b = results["fast"].pop("outputs")["output"], results["numpy"].pop("outputs")["output"]
     results["max_abs_diff"] = float(np.max(np.abs(a.astype(np.float64) - b)))
     results["top1_equal"] = int(np.argmax(a)) == int(np.argmax(b))
+    return results
+
+
+def bench_layouts(runs=10, weights=None):
+    """SqueezeNet with the same weights in NHWC and in NCHW (the input and
+    filters transposed), fast paths on; NCHW also without the layout pass.
+    The variants run interleaved (one inference of each per round), so a
+    shared machine's load changes hit them alike. Returns {variant:
+    {"median_ms", "min_ms", "runs", "nodes", "transposes"}}, the median over
+    rounds of each variant's time / the NHWC time ("ratio_to_nhwc"), and the
+    largest output difference between the variants."""
+    from webnn_core import Context
+
+    weights = weights or load_squeezenet_weights()
+    x = np.random.default_rng(0).uniform(-1, 1, (1, 224, 224, 3)).astype(np.float32)
+    variants = {"nhwc": ("nhwc", True), "nchw": ("nchw", True), "nchw-no-layout-pass": ("nchw", False)}
+    built = {}
+    for variant, (layout, layout_pass) in variants.items():
+        ctx = Context("cpu", options={"layoutPass": layout_pass})
+        graph, iname, oname = build_squeezenet(ctx, weights, layout)
+        feed = np.ascontiguousarray(np.transpose(x, (0, 3, 1, 2))) if layout == "nchw" else x
+        built[variant] = (ctx, graph, {iname: feed}, oname)
+    times = {v: [] for v in variants}
+    outputs = {}
+    for i in range(runs + 1):  # round 0 is the warm-up
+        for variant, (ctx, graph, feeds, oname) in built.items():
+            t0 = time.perf_counter()
+            outputs[variant] = ctx.compute(graph, feeds)[oname]
+            if i:
+                times[variant].append((time.perf_counter() - t0) * 1e3)
+    results = {}
+    for variant, (ctx, graph, feeds, oname) in built.items():
+        t = times[variant]
+        results[variant] = {
+            "median_ms": statistics.median(t), "min_ms": min(t), "runs": runs,
+            "ratio_to_nhwc": statistics.median(a / b for a, b in zip(t, times["nhwc"])),
+            "nodes": len(graph.plan.nodes),
+            "transposes": sum(s.op.name == "transpose" for s in graph.plan.nodes)}
+    ref = outputs["nhwc"].astype(np.float64)
+    results["max_abs_diff"] = max(float(np.max(np.abs(o - ref))) for o in outputs.values())
     return results
 
 
@@ -210,6 +259,33 @@ def bench_browser(runs=10, chromium=None) -> dict:
     return results
 
 
+def bench_browser_layouts(runs=10, chromium=None) -> dict:
+    """SqueezeNet NHWC vs NCHW in headless Chromium, through the public WebNN API
+    (tests/browser/pages/simd.html timeSqueezeNetLayouts): {variant: {medianMs, minMs,
+    ratioToNhwc, maxAbsDiff}} plus the kernel status."""
+    import serve
+    from playwright.sync_api import sync_playwright
+
+    mounts = {**serve.default_mounts(), "/test-pages/": ROOT / "tests" / "browser" / "pages"}
+    srv = serve.start(mounts=mounts)
+    url = f"http://127.0.0.1:{srv.server_address[1]}/test-pages/simd.html"
+    args = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--no-first-run"]
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium or os.environ.get("CHROMIUM", "/usr/bin/chromium"),
+                                        args=args)
+            page = browser.new_page()
+            page.set_default_timeout(900_000)
+            page.goto(url)
+            page.wait_for_function("window.ready === true")
+            r = page.evaluate(f"timeSqueezeNetLayouts({int(runs)})")
+            browser.close()
+    finally:
+        srv.shutdown()
+    return r
+
+
 def bench_vs_tfjs(runs=15, chromium=None) -> list:
     """[(model, build, polyfill median ms, TF.js median ms, median ratio)] from the interleaved page."""
     import serve
@@ -249,11 +325,21 @@ def main(argv=None) -> int:
     p.add_argument("--no-build", action="store_true", help="do not (re)build the native library")
     p.add_argument("--browser", action="store_true", help="SqueezeNet in headless Chromium (needs ./dev build)")
     p.add_argument("--tfjs", action="store_true", help="with --browser: interleaved with TF.js wasm")
+    p.add_argument("--layouts", action="store_true",
+                   help="SqueezeNet NHWC vs NCHW (same weights, transposed), NCHW with and without the layout pass")
     args = p.parse_args(argv)
     if args.browser and args.tfjs:
         sys.path.insert(0, str(ROOT / "tools"))
         for model, kernels_, poly, tf, ratio in bench_vs_tfjs(runs=args.runs):
             print(f"{model:<12} {kernels_:<45} polyfill {poly:8.2f} ms  TF.js wasm {tf:8.2f} ms  ratio {ratio:.2f}")
+        return 0
+    if args.layouts and args.browser:
+        r = bench_browser_layouts(runs=args.runs)
+        print(f"kernels: {r['status'].get('detail') or r['status'].get('reason')}")
+        for variant in ("nhwc", "nchw", "nchw-no-layout-pass"):
+            m = r[variant]
+            print(f"squeezenet (chromium) {variant:<20} median {m['medianMs']:8.2f} ms  min {m['minMs']:8.2f} ms"
+                  f"  x{m['ratioToNhwc']:.2f} of nhwc  max |dp| {m['maxAbsDiff']:.3g}")
         return 0
     if args.browser:
         sys.path.insert(0, str(ROOT / "tools"))
@@ -275,6 +361,14 @@ def main(argv=None) -> int:
         print(f"{'conv':<16}{'shape':<28}{'ms':>9}{'GFLOP/s':>10}")
         for name, shape, ms, gf in bench_convs():
             print(f"{name:<16}{shape:<28}{ms:>9.3f}{gf:>10.2f}")
+    if args.layouts:
+        r = bench_layouts(runs=args.runs)
+        for variant in ("nhwc", "nchw", "nchw-no-layout-pass"):
+            m = r[variant]
+            print(f"squeezenet {variant:<20} median {m['median_ms']:8.2f} ms  min {m['min_ms']:8.2f} ms"
+                  f"  x{m['ratio_to_nhwc']:.2f} of nhwc  ({m['nodes']} steps, {m['transposes']} transposes)")
+        print(f"max |variant - nhwc| = {r['max_abs_diff']:.3g}")
+        return 0
     r = bench_model(runs=args.runs, profile=args.profile)
     for mode in ("fast", "numpy"):
         m = r[mode]

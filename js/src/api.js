@@ -111,6 +111,7 @@ ENGINE_STATS.kernels = {
   status: (ctx) => kernelDebug(ctx, 'status'),
   // Graphs are compiled (fusion, packing) at build(): build after switching.
   setFastPaths: (ctx, on) => kernelDebug(ctx, 'set_fast_paths', !!on),
+  setLayoutPass: (ctx, on) => kernelDebug(ctx, 'set_layout_pass', !!on),
   setProfiling: (ctx, on) => kernelDebug(ctx, 'set_profiling', !!on),
   resetProfile: (ctx) => kernelDebug(ctx, 'reset_profile'),
   profile: (ctx) => kernelDebug(ctx, 'profile'),

@@ -131,6 +131,7 @@ def dispatch(context, graph, inputs, outputs):
 _KERNEL_DEBUG = {
     "status": lambda b: b.status(),
     "set_fast_paths": lambda b, on: b.set_fast_paths(on),
+    "set_layout_pass": lambda b, on: setattr(b, "layout_pass", bool(on)),
     "set_profiling": lambda b, on: b.set_profiling(on),
     "reset_profile": lambda b: b.reset_profile(),
     "profile": lambda b: b.profile(),

@@ -243,3 +243,61 @@ def test_squeezenet_fast_matches_numpy(native):
     r = bench_kernels.bench_model(runs=1, weights=weights)
     assert r["fast"]["nodes"] == 40  # 26 fused convs, 8 in-place concats, 4 pools, reshape, softmax
     assert r["top1_equal"] and r["max_abs_diff"] < 1e-5
+
+
+# -- the layout pass: NCHW conv/pool chains run on the NHWC kernels -----------------
+def conv_nchw(b, x, o, k, c, pad=0, **opts):
+    return b.conv2d(x, const(b, rand(o, c, k, k, scale=0.5)), bias=const(b, rand(o)), padding=[pad] * 4, **opts)
+
+
+def fire_nchw(b, x, c, s, e):
+    sq = b.relu(conv_nchw(b, x, s, 1, c))
+    return b.concat([b.relu(conv_nchw(b, sq, e, 1, s)), b.relu(conv_nchw(b, sq, e, 3, s, pad=1))], 1)
+
+
+def nchw_net(b):
+    x = b.input("x", {"dataType": "float32", "shape": [1, 16, 9, 9]})
+    y = fire_nchw(b, x, 16, 8, 12)
+    y = b.maxPool2d(y, windowDimensions=[3, 3], strides=[2, 2])
+    y = b.clamp(fire_nchw(b, y, 24, 6, 10), minValue=0.0, maxValue=6.0)
+    y = b.averagePool2d(y)
+    return {"x": rand(1, 16, 9, 9)}, {"y": b.reshape(y, [1, 20])}
+
+
+def test_nchw_chain_runs_in_nhwc_with_one_transpose_at_each_edge(backend):
+    graph, got = assert_matches_reference(nchw_net)
+    steps = graph.plan.nodes
+    assert [s.attrs["perm"] for s in steps if s.op.name == "transpose"] == [(0, 2, 3, 1), (0, 3, 1, 2)]
+    convs = [s for s in steps if s.op.name.startswith("conv2d")]
+    assert len(convs) == 6 and all(s.op.name == "conv2d+relu" and s.attrs["layout"] == "nhwc" for s in convs)
+    assert all(s.attrs["layout"] == "nhwc" for s in steps if s.op.name.endswith("Pool2d"))
+    assert all("_inplace" in s.attrs for s in steps if s.op.name == "concat")  # concat on the NHWC channel axis
+    # The builder's graph is unchanged: still NCHW, spec attributes only.
+    assert all(n.attrs.get("inputLayout", "nchw") == "nchw" for n in graph.nodes if n.op.name == "conv2d")
+    # Same kernels, so the same bits as without the pass.
+    ctx = Context("cpu", options={"layoutPass": False})
+    b = ctx.graph_builder()
+    global RNG
+    RNG = np.random.default_rng(7)
+    feeds, outs = nchw_net(b)
+    plain = b.build(outs)
+    assert not any(s.op.name == "transpose" for s in plain.plan.nodes)
+    np.testing.assert_array_equal(ctx.compute(plain, feeds)["y"], got["y"])
+
+
+def test_nchw_values_read_by_other_ops_go_back_to_nchw(backend):
+    def fn(b):
+        x = b.input("x", {"dataType": "float32", "shape": [1, 4, 6, 6]})
+        c = b.relu(conv_nchw(b, x, 8, 3, 4, pad=1))
+        s = b.reduceSum(c, axes=[1], keepDimensions=True)  # reads the NCHW value: needs it back
+        y = b.maxPool2d(c, windowDimensions=[2, 2], strides=[2, 2])
+        return {"x": rand(1, 4, 6, 6)}, {"s": s, "y": y, "c": c}
+
+    graph, got = assert_matches_reference(fn)
+    perms = [s.attrs["perm"] for s in graph.plan.nodes if s.op.name == "transpose"]
+    assert perms.count((0, 3, 1, 2)) == 2  # c (read by reduceSum, a graph output) and y (a graph output)
+    np.testing.assert_allclose(got["s"], got["c"].astype(np.float64).sum(axis=1, keepdims=True), rtol=1e-6)
+
+
+def test_preferred_input_layout_is_the_kernels_layout():
+    assert Context("cpu").op_support_limits()["preferredInputLayout"] == "nhwc"

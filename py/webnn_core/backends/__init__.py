@@ -26,15 +26,18 @@ DEVICE_BACKENDS = {"cpu": "cpu", "gpu": "webgpu", "npu": "cpu"}
 def create_backend(device_type: str, options: dict | None = None, gpu_device=None) -> Backend:
     """A new backend for a context. `options` (all optional):
       backend    "cpu" | "webgpu" (default: by deviceType)
-      fastPaths  False: numpy reference kernels only (cpu and the fallback)."""
+      fastPaths  False: numpy reference kernels only (cpu and the fallback)
+      layoutPass False: NCHW conv/pool chains are not moved to NHWC at build()
+                 (for measuring what the pass saves)."""
     options = dict(options or {})
     name = options.get("backend") or DEVICE_BACKENDS[device_type]
     if name not in BACKENDS:
         raise ValueError(f"unknown backend {name!r} (known: {', '.join(BACKENDS)})")
     fast_paths = options.get("fastPaths", True) is not False
+    layout_pass = options.get("layoutPass", True) is not False
     if name == "webgpu":
-        return WebGPUBackend(gpu_device=gpu_device, fast_paths=fast_paths)
-    return CpuBackend(fast_paths=fast_paths)
+        return WebGPUBackend(gpu_device=gpu_device, fast_paths=fast_paths, layout_pass=layout_pass)
+    return CpuBackend(fast_paths=fast_paths, layout_pass=layout_pass)
 
 
 __all__ = ["Backend", "BACKENDS", "CpuBackend", "WebGPUBackend", "create_backend"]

@@ -63,12 +63,15 @@ class CpuPlan:
 
 class CpuBackend(Backend):
     name = "cpu"
-    # The numpy reference convolutions and pools are NHWC; NCHW graphs
-    # transpose around them (see docs/performance.md).
-    preferred_input_layout = "nchw"
+    # Every convolution and pool kernel (numpy reference and SIMD) is NHWC. NCHW
+    # graphs run too: the layout pass (compile.py) moves their conv/pool chains
+    # to NHWC once, so they pay a transpose at the graph's edges only
+    # (docs/performance.md has both layouts' SqueezeNet latency).
+    preferred_input_layout = "nhwc"
 
-    def __init__(self, fast_paths: bool = True, library=_PROCESS_LIBRARY):
+    def __init__(self, fast_paths: bool = True, library=_PROCESS_LIBRARY, layout_pass: bool = True):
         self.fast_paths = bool(fast_paths)
+        self.layout_pass = bool(layout_pass)  # NCHW conv/pool chains -> NHWC at build() (with fast paths)
         self._library = library
         self.profiling = False
         self._profile: dict = {}  # op name -> [calls, fast calls, seconds]

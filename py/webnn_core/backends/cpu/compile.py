@@ -1,7 +1,16 @@
 """Graph compilation for the fast paths, run once per graph by `CpuBackend.plan` (build()).
 
 Given the plan's steps in topological order it returns new steps (the
-steps it got, like the builder's IR, are never mutated) after three passes:
+steps it got, like the builder's IR, are never mutated) after four passes:
+
+0. Layout: the kernels are NHWC, so NCHW float32 conv2d/pool chains run in
+   NHWC: the input of a chain is transposed once, every conv2d, pool and
+   layout-neutral step between them (elementwise activations, same-shape
+   binary elementwise ops, channel concats) runs on the NHWC twin of its
+   NCHW value, and a value goes back to NCHW only where a step that is not
+   converted (or a graph output) reads it. Constant filters keep their
+   layout: packing (2.) re-lays them out once at build(). Results are
+   bit-identical: the NCHW kernels transposed around the same NHWC kernels.
 
 1. Fusion: conv2d followed by relu or clamp becomes one `conv2d+relu` /
    `conv2d+clamp` node (bias + activation in the GEMM epilogue) when the
@@ -61,7 +70,7 @@ FUSED = {name: FusedConv2d(name) for name in ("relu", "clamp")}
 def compile_nodes(cpu, nodes: list, outputs: list) -> list:
     """`cpu`: the CpuBackend compiling (its kernel library packs the weights)."""
     try:
-        compiled = _compile(nodes, outputs, cpu.library)
+        compiled = _compile(nodes, outputs, cpu.library, cpu.layout_pass)
     except Exception as e:  # noqa: BLE001 - never fail build() over an optimisation
         cpu.decline("compile", f"{type(e).__name__}: {e}")
         return nodes
@@ -84,6 +93,88 @@ def _consumers(nodes) -> dict:
             if inp is not None:
                 readers.setdefault(inp.id, []).append(node)
     return readers
+
+
+# -- 0. layout -------------------------------------------------------------------
+LAYOUT_OPS = ("conv2d",) + POOL_OPS
+# Steps whose result, element for element, does not depend on the layout.
+LAYOUT_NEUTRAL_UNARY = ("relu", "clamp", "sigmoid", "tanh", "elu", "leakyRelu", "hardSigmoid", "hardSwish",
+                        "softplus", "softsign", "gelu", "linear", "identity", "abs", "neg", "exp", "log", "sqrt",
+                        "erf", "floor", "ceil", "reciprocal", "sin", "cos")
+LAYOUT_NEUTRAL_BINARY = ("add", "sub", "mul", "div", "max", "min", "pow")
+TO_NHWC, TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
+
+
+class _Value:
+    """A value the layout pass adds (an NHWC twin): what steps and the plan
+    read of an operand (id, data type, shape)."""
+
+    __slots__ = ("id", "dtype", "shape", "kind", "node")
+
+    def __init__(self, vid, dtype, shape):
+        self.id = vid
+        self.dtype = dtype
+        self.shape = tuple(shape)
+        self.kind = "output"
+        self.node = None
+
+
+def to_nhwc_layout(steps, output_ids) -> list:
+    transpose = OPS["transpose"]
+    counter = [0]
+    twins: dict = {}  # NCHW operand id -> its NHWC twin (_Value)
+    materialised: set = set()  # NCHW values whose NCHW form exists (inputs, constants, kept steps)
+    out: list = []
+
+    def new_value(like, perm):
+        counter[0] -= 1  # negative ids never meet the builder's
+        return _Value(counter[0], like.dtype, tuple(like.shape[p] for p in perm))
+
+    def twin_of(x):
+        """The NHWC twin of an NCHW operand, transposing it once if it has none."""
+        t = twins.get(x.id)
+        if t is None:
+            t = twins[x.id] = new_value(x, TO_NHWC)
+            out.append(Step(transpose, [x], [t], {"perm": TO_NHWC}, "layout: to nhwc"))
+        return t
+
+    def need_nchw(x):
+        """Make sure the NCHW form of x exists before a step that reads it."""
+        if x is not None and x.id in twins and x.id not in materialised:
+            out.append(Step(transpose, [twins[x.id]], [x], {"perm": TO_NCHW}, "layout: to nchw"))
+            materialised.add(x.id)
+
+    def is_nchw4(o):
+        return _f32(o) and len(o.shape) == 4
+
+    for step in steps:
+        name, ins = step.op.name, step.inputs
+        y = step.outputs[0] if len(step.outputs) == 1 else None
+        convert = None
+        if name in LAYOUT_OPS and step.attrs.get("layout") == "nchw" and is_nchw4(ins[0]) and _f32(y):
+            convert = [twin_of(ins[0])] + list(ins[1:]), {**step.attrs, "layout": "nhwc"}
+        elif name in LAYOUT_NEUTRAL_UNARY and len(ins) == 1 and ins[0] is not None and ins[0].id in twins and y is not None:
+            convert = [twins[ins[0].id]], step.attrs
+        elif (name in LAYOUT_NEUTRAL_BINARY and len(ins) == 2 and all(x is not None and x.id in twins for x in ins)
+              and ins[0].shape == ins[1].shape == y.shape):
+            convert = [twins[x.id] for x in ins], step.attrs
+        elif (name == "concat" and step.attrs.get("axis") == 1 and y is not None and len(y.shape) == 4
+              and all(x.id in twins for x in ins)):
+            convert = [twins[x.id] for x in ins], {**step.attrs, "axis": 3}
+        if convert is None:
+            for x in ins:
+                need_nchw(x)
+            out.append(step)
+            for o in step.outputs:
+                materialised.add(o.id)
+            continue
+        new_ins, attrs = convert
+        t = twins[y.id] = new_value(y, TO_NHWC)
+        out.append(Step(step.op, new_ins, [t], attrs, step.label))
+    produced = {o.id: o for s in steps for o in s.outputs}
+    for oid in output_ids:
+        need_nchw(produced.get(oid))
+    return out
 
 
 # -- 1. fusion -----------------------------------------------------------------
@@ -284,8 +375,10 @@ def plan_buffers(nodes, output_ids) -> list:
     return [_copy(node, **new_attrs[i]) if i in new_attrs else node for i, node in enumerate(nodes)]
 
 
-def _compile(nodes, outputs, library) -> list:
+def _compile(nodes, outputs, library, layout=True) -> list:
     output_ids = {o.id for o in outputs}
+    if layout:
+        nodes = to_nhwc_layout(nodes, output_ids)
     nodes = fuse(nodes, output_ids)
     nodes = prepack(nodes, library)
     return plan_buffers(nodes, output_ids)

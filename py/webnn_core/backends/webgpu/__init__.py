@@ -33,9 +33,9 @@ class WebGPUBackend(Backend):
     name = "webgpu"
     gpu_ops: frozenset = frozenset()  # ops with a WGSL kernel (none yet)
 
-    def __init__(self, gpu_device=None, fast_paths: bool = True):
+    def __init__(self, gpu_device=None, fast_paths: bool = True, layout_pass: bool = True):
         self.gpu_device = gpu_device  # the GPUDevice createContext() was given, if any
-        self.fallback = CpuBackend(fast_paths=fast_paths)
+        self.fallback = CpuBackend(fast_paths=fast_paths, layout_pass=layout_pass)
         self.preferred_input_layout = self.fallback.preferred_input_layout
 
     def supports(self, op) -> bool:
