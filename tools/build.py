@@ -39,6 +39,16 @@ HEADER = "// WebNN polyfill: the W3C WebNN API backed by a Python + numpy engine
 BUNDLES = {"webnn-polyfill.js": ("install.js", "iife", False), "webnn-polyfill.mjs": ("module.js", "esm", True)}
 
 
+PACKAGE = ROOT / "js" / "package"  # the npm package's package.json template and README
+SCRIPTS = list(BUNDLES)
+TYPES = "webnn-polyfill.d.ts"
+
+
+# TypeScript declarations: generated from the WebNN IDL and the polyfill's own namespace.
+# The WebNN IDL comes from the schema build (--idl); the polyfill's own additions follow it.
+EXTRA_IDL = ROOT / "js" / "webnn-polyfill.idl"
+
+
 class BuildError(Exception):
     pass
 
@@ -80,6 +90,34 @@ def bundle(entry: str, out: Path, fmt: str, es_module: bool, wheel: str) -> None
         raise BuildError(f"esbuild {entry}: {proc.stderr.strip()}")
 
 
+def write_types(dest: Path) -> None:
+    """dest/webnn-polyfill.d.ts from the IDL (tools/idl_dts.mjs, webidl2 from npm)."""
+    proc = subprocess.run(["node", str(ROOT / "tools" / "idl_dts.mjs"), "--out", str(dest / TYPES),
+                           str(idl_schema.built_idl()), str(EXTRA_IDL)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"tools/idl_dts.mjs failed (./dev setup installs webidl2):\n{proc.stderr}")
+
+
+def write_package(dest: Path) -> dict:
+    """dest/package.json (npm package `webnn-polyfill`) from js/package/package.json,
+    with the shared version and the file lists filled in from what dest holds."""
+    meta = json.loads((PACKAGE / "package.json").read_text())
+    meta["version"] = core_version()
+    own = {*SCRIPTS, TYPES, "package.json", "README.md"}
+    runtime_files = sorted(f.name for f in dest.iterdir() if f.is_file() and f.name not in own
+                           and not f.name.endswith(".tgz"))
+    if not (dest / TYPES).exists():  # declarations not generated (yet): do not promise them
+        meta.pop("types")
+        for target in meta["exports"].values():
+            if isinstance(target, dict):
+                target.pop("types", None)
+    meta["files"] = [*SCRIPTS, *([TYPES] if (dest / TYPES).exists() else []), *runtime_files]
+    meta["webnnPolyfill"]["runtime"] = runtime_files
+    shutil.copyfile(PACKAGE / "README.md", dest / "README.md")
+    (dest / "package.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return meta
+
+
 def build(with_runtime: bool = True, idl: str | None = None) -> Path:
     idl_schema.generate(idl)
     DIST.mkdir(exist_ok=True)
@@ -88,6 +126,8 @@ def build(with_runtime: bool = True, idl: str | None = None) -> Path:
     wheel = build_wheel(DIST)
     for name, (entry, fmt, es_module) in BUNDLES.items():
         bundle(entry, DIST / name, fmt, es_module, wheel)
+    write_types(DIST)
+    write_package(DIST)
     # SIMD microkernels (csrc/): dist/webnn-kernels.wasm, and the native twin for tests.
     # Without clang/wasm-ld this only warns: the polyfill then runs numpy-only.
     build_kernels.build()
@@ -97,6 +137,7 @@ def build(with_runtime: bool = True, idl: str | None = None) -> Path:
             target = DIST / f.name
             if not target.exists() or target.stat().st_size != f.stat().st_size:
                 shutil.copy2(f, target)
+    write_package(DIST)  # again: the runtime files are in place now
     print(f"build: dist/ ready ({wheel})", file=sys.stderr)
     return DIST
 

@@ -167,6 +167,7 @@ function main(argv) {
   const path = resolveIdl(idl);
   const extensions = JSON.parse(readFileSync(resolve(ROOT, 'spec/extensions.json'), 'utf8'));
   const schema = buildSchema(readFileSync(path, 'utf8'), basename(path), extensions);
+  schema.idlPath = path;
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(schema, null, 1)}\n`);
   process.stderr.write(`idl_schema: ${basename(path)} -> ${out} (${Object.keys(schema.ops).length} ops)\n`);

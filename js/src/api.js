@@ -5,8 +5,8 @@
 import { IDL_OPS } from './idl_tables.js';
 import { INTERNAL, bytesOf, convert, convertRecord, converters, defineAttribute, defineInterface, defineOperation, promiseOperation, requireArgs, toBufferSource, toUSVString } from './webidl.js';
 import { ENGINE, engine, py, ref } from './engine.js';
-import { SIMD } from './simd.js';
 import { ENGINE_STATS } from './config.js';
+import { defaultBackendOptions } from './simd.js';
 
 // Internal slots of every interface instance: object -> {kind, handle, ...}.
 export const slots = new WeakMap();
@@ -75,7 +75,7 @@ defineOperation(ML.prototype, 'createContext', 0, promiseOperation(function (opt
     accelerated = o.accelerated !== undefined ? o.accelerated : true;
   }
   return engine().then(() => {
-    const handle = py('create_context', [deviceType, powerPreference, { fastPaths: SIMD.fastPaths }]);
+    const handle = py('create_context', [deviceType, powerPreference, defaultBackendOptions()]);
     return newContext(handle, deviceType, gpuDevice, accelerated);
   });
 }));
@@ -100,14 +100,13 @@ defineOperation(MLContext.prototype, 'opSupportLimits', 0, function () {
   return JSON.parse(s.limitsJson);  // a fresh dictionary per call
 });
 
-// engineStats.kernels (below): one context's cpu kernel switches and profile.
+// A small handle for benchmarks and debugging (webnnPolyfill.engineStats.kernels):
+// the switches and profile of one context's cpu kernels (each context owns its own).
 function kernelDebug(ctx, action, ...args) {
   const s = slotOf(ctx, 'MLContext', `engineStats.kernels.${action}: context`);
   return py('kernel_debug', [ref(s.handle), action, ...args]);
 }
 
-// A small handle for benchmarks and debugging (webnnPolyfill.engineStats.kernels):
-// the switches and profile of one context's cpu kernels.
 ENGINE_STATS.kernels = {
   status: (ctx) => kernelDebug(ctx, 'status'),
   // Graphs are compiled (fusion, packing) at build(): build after switching.

@@ -20,7 +20,12 @@ import { CONFIG, ENGINE_STATS, RUNTIME_BASE } from './config.js';
 
 // fastPaths: the setting every new context's cpu backend starts with (each
 // context owns its switch; engineStats.kernels.setFastPaths(ctx, on) flips one).
-export const SIMD = { memory: null, restore: null, fastPaths: true };
+const SIMD = { memory: null, restore: null, fastPaths: true };
+
+// The backend options a new context gets from the page's setting.
+export function defaultBackendOptions() {
+  return { fastPaths: SIMD.fastPaths };
+}
 
 // A minimal module using v128 (i32.const 0; i8x16.splat; i8x16.popcnt).
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0,

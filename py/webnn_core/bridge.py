@@ -184,16 +184,16 @@ def call(method: str, payload: str, data=None):
         return json.dumps({"error": [err.js_name, err.message, traceback.format_exc()]})
 
 
-# -- NNEF (webnn_core.nnef.jsapi; JS side: js/src/nnef.js) -------------------------------
+# -- NNEF (webnn_core.nnef.jsapi, 2.0 via webnn_core.nnef2.jsapi; JS side: js/src/nnef.js) ---
 def nnef_load(context, manifest, options, data):
-    from .nnef import jsapi
+    from .nnef2 import jsapi  # tells 1.0 from 2.0 by content
 
     model, info = jsapi.load(context, manifest, options, data)
     return {"graph": _register(model.graph), **info}
 
 
 def nnef_required_files(graph_text):
-    from .nnef import jsapi
+    from .nnef2 import jsapi
 
     return jsapi.required_files(graph_text)
 

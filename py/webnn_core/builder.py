@@ -13,7 +13,7 @@ import numpy as np
 
 from . import dtypes, schema
 from .errors import Invalid, InvalidStateError, WebNNTypeError
-from .graph import Graph, Node, Operand
+from .graph import Graph, Node, Operand, normalise_call
 from .ops import ops
 from .registry import MAX_RANK
 from .spec_ranks import RANKS
@@ -140,8 +140,8 @@ class GraphBuilder:
                 check_descriptor(dtype, shape, dtypes.ALL_TYPES, "output")
         except Invalid as e:
             raise _labelled(label, name, e) from None
-        node = Node(op, inferred.inputs, inferred.attrs, label)
-        node.call = (args, options)
+        operands, attrs = normalise_call(op, args, options)
+        node = Node(op, inferred.inputs, operands, attrs, label)
         node.outputs = [Operand(self, dt, shp, "output", node=node) for dt, shp in inferred.outputs]
         return node.outputs if getattr(op, "returns_sequence", False) else node.outputs[0]
 
