@@ -57,7 +57,7 @@ def generate(idl: str | None = None, out: Path = SCHEMA) -> Path:
 
 def built_idl() -> Path:
     """The IDL file the current schema was generated from."""
-    return Path(json.loads(SCHEMA.read_text())["idlPath"])
+    return ROOT / json.loads(SCHEMA.read_text())["idlPath"]  # relative to ROOT, or absolute
 
 
 def ensure() -> Path:
