@@ -46,7 +46,8 @@ TYPES = "webnn-polyfill.d.ts"
 
 
 # TypeScript declarations: generated from the WebNN IDL and the polyfill's own namespace.
-IDL_SOURCES = [ROOT / "spec" / "webnn-2026-09.idl", ROOT / "js" / "webnn-polyfill.idl"]
+# The WebNN IDL comes from the schema build (--idl); the polyfill's own additions follow it.
+EXTRA_IDL = ROOT / "js" / "webnn-polyfill.idl"
 
 
 class BuildError(Exception):
@@ -122,7 +123,7 @@ def bundle(entry: str, out: Path, fmt: str, es_module: bool, wheel: str, manifes
 def write_types(dest: Path) -> None:
     """dest/webnn-polyfill.d.ts from the IDL (tools/idl_dts.mjs, webidl2 from npm)."""
     proc = subprocess.run(["node", str(ROOT / "tools" / "idl_dts.mjs"), "--out", str(dest / TYPES),
-                           *map(str, IDL_SOURCES)], capture_output=True, text=True)
+                           str(idl_schema.built_idl()), str(EXTRA_IDL)], capture_output=True, text=True)
     if proc.returncode != 0:
         raise BuildError(f"tools/idl_dts.mjs failed (./dev setup installs webidl2):\n{proc.stderr}")
 

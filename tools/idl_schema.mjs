@@ -15,7 +15,7 @@
 
 import { createRequire } from 'node:module';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { dirname, resolve, basename } from 'node:path';
+import { dirname, resolve, basename, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
@@ -167,6 +167,7 @@ function main(argv) {
   const path = resolveIdl(idl);
   const extensions = JSON.parse(readFileSync(resolve(ROOT, 'spec/extensions.json'), 'utf8'));
   const schema = buildSchema(readFileSync(path, 'utf8'), basename(path), extensions);
+  schema.idlPath = relative(ROOT, path).startsWith('..') ? path : relative(ROOT, path);  // relative inside the repo
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(schema, null, 1)}\n`);
   process.stderr.write(`idl_schema: ${basename(path)} -> ${out} (${Object.keys(schema.ops).length} ops)\n`);

@@ -55,6 +55,11 @@ def generate(idl: str | None = None, out: Path = SCHEMA) -> Path:
     return out
 
 
+def built_idl() -> Path:
+    """The IDL file the current schema was generated from."""
+    return ROOT / json.loads(SCHEMA.read_text())["idlPath"]  # relative to ROOT, or absolute
+
+
 def ensure() -> Path:
     """Generate the schema if it is missing or older than its inputs, keeping the IDL it
     was built from (the test suite calls this, so a fresh clone's pytest needs no build)."""
