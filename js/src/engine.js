@@ -46,24 +46,42 @@ function loadScriptTag(url) {
   });
 }
 
+// A page whose Content-Security-Policy forbids compiling WebAssembly would make
+// Pyodide's start wait forever (it only logs the failed instantiation): fail
+// at once, saying what the policy needs.
+const EMPTY_WASM_MODULE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]);
+
+function checkWasmAllowed() {
+  try {
+    new WebAssembly.Module(EMPTY_WASM_MODULE);
+  } catch (e) {
+    throw new Error("this page may not compile WebAssembly: its Content-Security-Policy must allow 'wasm-unsafe-eval' "
+      + "(e.g. script-src 'self' 'wasm-unsafe-eval')");
+  }
+}
+
 async function startEngine() {
   const started = performance.now();
+  checkWasmAllowed();
   if (typeof globalThis.loadPyodide !== 'function') {
     const url = RUNTIME_BASE + 'pyodide.js';
     if (typeof document !== 'undefined') await loadScriptTag(url);
     else if (IS_CLASSIC_WORKER) importScripts(url);
     else globalThis.loadPyodide = (await import(RUNTIME_BASE + 'pyodide.mjs')).loadPyodide;
   }
-  simdBeforeEngineLoad();
   const pyodide = await loadInterpreter();
   const quiet = CONFIG.debug ? console.log : () => {};
   await pyodide.loadPackage(['numpy', RUNTIME_BASE + CORE_WHEEL], { messageCallback: quiet, errorCallback: console.error });
   const bridge = pyodide.pyimport('webnn_core.bridge');
+  const module = pyodide._module;
+  // Bytes into the engine: one copy from the page's buffer into the wasm heap
+  // (HEAPU8 is replaced when the heap grows: always take the current one).
+  bridge.set_heap_writer((source, address) => typedArraySet(module.HEAPU8, source, address));
   const kernels = pyodide.pyimport('webnn_core.kernels');
   kernels.set_fast_paths(!!CONFIG.fastPaths);
   await simdAttach(pyodide);
   ENGINE_STATS.startMs = performance.now() - started;
-  return { pyodide, call: bridge.call };
+  return { pyodide, call: bridge.call, heap: () => module.HEAPU8 };
 }
 
 // Python's own start-up is the slowest part of the engine start. After the
@@ -126,26 +144,40 @@ function engine() {
 const ENGINE_STATS = { startMs: null, snapshot: null };
 let ENGINE = null;  // set once started; builder calls are synchronous after createContext
 
+const SavedDOMException = DOMException;
+
 function toJsError([name, message, detail]) {
   if (detail && CONFIG.debug) console.error(detail);
   if (name === 'TypeError') return new TypeError(message);
-  return new DOMException(message, name);
+  return new SavedDOMException(message, name);
 }
 
-// Call into webnn_core.bridge. `args` are JSON-able (objects with handles are
-// passed as {$o: handle}); `data` an optional Uint8Array. Throws the mapped error.
+// Call into webnn_core.bridge and return its whole reply ({ok} or, for byte
+// results, {bytes: [address, length], pin?}). `args` are JSON-able (objects
+// with handles are passed as {$o: handle}, records as NamedRecord); `data` an
+// optional Uint8Array the engine copies once. Throws the mapped error.
+function pyReply(method, args, data) {
+  const reply = jsonParse(ENGINE.call(method, encodeJson(args), data));
+  if (reply.error) throw toJsError(reply.error);
+  return reply;
+}
+
+// The same, returning the result: for byte results a Uint8Array copy.
 function py(method, args, data) {
-  const result = ENGINE.call(method, JSON.stringify(args), data);
-  if (typeof result === 'string') {
-    const parsed = JSON.parse(result);
-    if (parsed.error) throw toJsError(parsed.error);
-    return parsed.ok;
-  }
-  try {
-    return result.toJs();  // bytes -> Uint8Array (a copy)
-  } finally {
-    result.destroy();
-  }
+  const reply = pyReply(method, args, data);
+  return reply.bytes ? copyFromHeap(reply.bytes) : reply.ok;
+}
+
+// The engine's bytes at [address, address + length) of the wasm heap. Addresses
+// are unsigned JS numbers: right anywhere in a 4 GiB heap.
+function heapView([address, length]) {
+  return new SavedUint8Array(typedArrayBuffer(ENGINE.heap()), address, length);
+}
+
+function copyFromHeap(location) {
+  const out = new SavedUint8Array(location[1]);
+  typedArraySet(out, heapView(location));
+  return out;
 }
 
 function ref(handle) {

@@ -2,8 +2,11 @@
 // built from csrc/) that shares Pyodide's linear memory and works in place on
 // numpy buffers: Python passes array addresses, the module reads and writes
 // them directly (no copies). Pyodide 0.27 does not expose its
-// WebAssembly.Memory, so it is captured from the import object Pyodide hands
-// to WebAssembly.instantiate(Streaming) while the engine loads.
+// WebAssembly.Memory, but its dynamic linker (Module.loadWebAssemblyModule,
+// the one that loads extension modules) instantiates side modules against it:
+// the kernel module gets the small "dylink.0" section a side module needs and
+// is loaded through it. Nothing global is patched, and the memory is
+// Pyodide's by construction.
 //
 // Two builds of the same kernels: webnn-kernels-relaxed.wasm (relaxed SIMD:
 // f32x4.relaxed_madd, a fused multiply-add on CPUs with one) where the
@@ -16,7 +19,7 @@
 // leaves the engine on its numpy kernels, with the reason in
 // webnnPolyfill.engineStats.simd.
 
-const SIMD = { memory: null, restore: null };
+const savedFetch = typeof fetch === 'function' ? fetch : null;
 
 // A minimal module using v128 (i32.const 0; i8x16.splat; i8x16.popcnt).
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0,
@@ -35,48 +38,18 @@ function simdSetting() {
   return true;
 }
 
-// Called just before loadPyodide(): wrap WebAssembly.instantiate(Streaming)
-// to see Pyodide's memory go by (restored in simdAttach).
-function simdBeforeEngineLoad() {
-  const WA = globalThis.WebAssembly;
-  if (!WA || SIMD.memory || SIMD.restore) return;
-  const orig = { instantiate: WA.instantiate, instantiateStreaming: WA.instantiateStreaming };
-  const fromImports = (imports) => {
-    try {
-      const m = imports && imports.env && imports.env.memory;
-      if (!SIMD.memory && m instanceof WA.Memory) {
-        SIMD.memory = m;
-        if (SIMD.restore) SIMD.restore();  // seen it: unwrap at once
-      }
-    } catch (e) { /* not ours to worry about */ }
-  };
-  const fromResult = (result) => {
-    try {  // an engine that exports its memory instead of importing it
-      const instance = result && (result.instance || result);
-      const exports = instance && instance.exports;
-      if (!SIMD.memory && exports) {
-        for (const value of Object.values(exports)) {
-          if (value instanceof WA.Memory) { SIMD.memory = value; break; }
-        }
-      }
-    } catch (e) { /* ignore */ }
-    return result;
-  };
-  WA.instantiate = function (source, imports, ...rest) {
-    fromImports(imports);
-    return orig.instantiate.call(this, source, imports, ...rest).then(fromResult);
-  };
-  if (typeof orig.instantiateStreaming === 'function') {
-    WA.instantiateStreaming = function (source, imports, ...rest) {
-      fromImports(imports);
-      return orig.instantiateStreaming.call(this, source, imports, ...rest).then(fromResult);
-    };
-  }
-  SIMD.restore = () => {
-    WA.instantiate = orig.instantiate;
-    if (typeof orig.instantiateStreaming === 'function') WA.instantiateStreaming = orig.instantiateStreaming;
-    SIMD.restore = null;
-  };
+// `bytes` as a side module: a "dylink.0" custom section first (no data, no
+// table: the kernels use neither), then the module's own sections.
+function asSideModule(bytes) {
+  const name = [...'dylink.0'].map((c) => c.charCodeAt(0));
+  const memInfo = [1, 4, 0, 0, 0, 0];  // WASM_DYLINK_MEM_INFO: size, align, table size, table align
+  const payload = [name.length, ...name, ...memInfo];
+  const section = [0, payload.length, ...payload];
+  const out = new Uint8Array(bytes.length + section.length);
+  out.set(bytes.subarray(0, 8));
+  out.set(section, 8);
+  out.set(bytes.subarray(8), 8 + section.length);
+  return out;
 }
 
 function pyToJs(value) {
@@ -91,12 +64,12 @@ function pyToJs(value) {
 }
 
 async function fetchBytes(url) {
-  const response = await fetch(url);
+  const response = await savedFetch(url);
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return response.arrayBuffer();
+  return new Uint8Array(await response.arrayBuffer());
 }
 
-async function loadKernelModule(memory, allowRelaxed) {
+async function loadKernelModule(pyodide, allowRelaxed) {
   if (!WebAssembly.validate(SIMD_PROBE)) throw new Error('this browser has no WebAssembly SIMD');
   let bytes = null;
   if (allowRelaxed) {
@@ -108,21 +81,21 @@ async function loadKernelModule(memory, allowRelaxed) {
     }
   }
   if (!bytes) bytes = await fetchBytes(RUNTIME_BASE + 'webnn-kernels.wasm');
-  const { instance } = await WebAssembly.instantiate(bytes, { env: { memory } });
-  return instance.exports;
+  const link = pyodide._module && pyodide._module.loadWebAssemblyModule;
+  if (typeof link !== 'function') throw new Error("Pyodide's dynamic linker (Module.loadWebAssemblyModule) is missing");
+  // loadAsync: instantiate without blocking; a local scope: no symbols enter Pyodide's global table.
+  return link(asSideModule(bytes), { loadAsync: true, nodelete: true, allowUndefined: true }, 'webnn-kernels.wasm', {});
 }
 
 // Called once numpy and webnn_core are loaded.
 async function simdAttach(pyodide) {
-  if (SIMD.restore) SIMD.restore();
   const kernels = pyodide.pyimport('webnn_core.kernels');
   const fast = pyodide.pyimport('webnn_core.fast');
   const setting = simdSetting();
   kernels.set_fast_paths(setting !== false);
   let status;
   try {
-    if (!SIMD.memory) throw new Error("Pyodide's WebAssembly.Memory was not captured");
-    const exports = await loadKernelModule(SIMD.memory, setting !== 'simd128');
+    const exports = await loadKernelModule(pyodide, setting !== 'simd128');
     status = pyToJs(fast.attach_wasm(exports));
   } catch (e) {
     fast.unavailable(`wasm kernels unavailable: ${e && e.message ? e.message : e}`);

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
-from .errors import Invalid, InvalidStateError, WebNNTypeError
+from .errors import Invalid, InvalidStateError, UnknownError, WebNNTypeError
 from .graph import Graph, Node, Operand
 from .registry import ops
 
@@ -164,10 +164,18 @@ class GraphBuilder:
                 raise WebNNTypeError(f"build: output '{name}' is a graph {operand.kind}; outputs must be computed by an operation")
         graph = Graph(self.context, dict(outputs))
         self.built = True
+        self.context.adopt_graph(graph)
         return graph
 
 
 def _array_from(dtype, shape, data, what):
+    if hasattr(data, "read_into"):  # a dtypes.ByteSource: size checked before the one copy
+        if data.nbytes != dtypes.byte_length(dtype, shape):
+            raise WebNNTypeError(f"{what}: the buffer has {data.nbytes} bytes, the descriptor needs {dtypes.byte_length(dtype, shape)}")
+        try:
+            return dtypes.from_source(dtype, shape, data)
+        except MemoryError:
+            raise UnknownError(f"{what}: could not allocate {data.nbytes} bytes") from None
     if isinstance(data, np.ndarray):
         if data.dtype != dtypes.numpy_dtype(dtype) or data.shape != tuple(shape):
             if data.size != dtypes.element_count(shape):

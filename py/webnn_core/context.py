@@ -4,14 +4,23 @@ Execution is synchronous in call order: `dispatch` runs the graph before it
 returns, `write_tensor` copies at call time, `read_tensor` snapshots at call
 time. That alone gives the MLTensor timeline its required ordering; the JS shim
 adds the promise settling and the destroy-while-pending rechecks.
+
+A tensor's array is never written in place: writes and dispatches replace it.
+So a read snapshot is the array itself, and a dispatch output may share memory
+with an input or a constant without a copy.
+
+A context owns its tensors and graphs: destroying it destroys them, and
+destroying either frees its arrays at once.
 """
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
 from . import dtypes
 from .builder import MAX_TENSOR_BYTE_LENGTH, GraphBuilder, check_descriptor
-from .errors import Invalid, InvalidStateError, NotSupportedError, WebNNTypeError
+from .errors import Invalid, InvalidStateError, NotSupportedError, UnknownError, WebNNTypeError
 from .registry import ops
 
 DEVICE_TYPES = ("cpu", "gpu", "npu")
@@ -26,7 +35,10 @@ class Tensor:
         self.readable = bool(readable)
         self.writable = bool(writable)
         self.destroyed = False
-        self.data = dtypes.zeros(dtype, shape)  # zero-initialised, as the tests expect
+        try:
+            self.data = dtypes.zeros(dtype, shape)  # zero-initialised, as the tests expect
+        except MemoryError:
+            raise UnknownError(f"createTensor: could not allocate {dtypes.byte_length(dtype, shape)} bytes") from None
 
     @property
     def descriptor(self):
@@ -50,6 +62,9 @@ class Context:
         self.device_type = device_type
         self.power_preference = power_preference
         self.destroyed = False
+        # What destroy() must release (weak: a collected tensor or graph frees itself).
+        self._tensors = weakref.WeakSet()
+        self._graphs = weakref.WeakSet()
 
     def _check_alive(self, what):
         if self.destroyed:
@@ -76,34 +91,53 @@ class Context:
             shape = check_descriptor(descriptor["dataType"], descriptor["shape"], self.io_types["input"], "createTensor")
         except Invalid as e:
             raise WebNNTypeError(str(e)) from None
-        return Tensor(self, descriptor["dataType"], shape, descriptor.get("readable", False), descriptor.get("writable", False))
+        tensor = Tensor(self, descriptor["dataType"], shape, descriptor.get("readable", False), descriptor.get("writable", False))
+        self._tensors.add(tensor)
+        return tensor
+
+    def adopt_graph(self, graph) -> None:
+        """Called by the builder: the graph is destroyed with this context."""
+        self._graphs.add(graph)
 
     def _check_tensor(self, tensor, what):
+        # The ED's order: wrong context, destroyed (both TypeError), then lost context.
         if not isinstance(tensor, Tensor) or tensor.context is not self:
             raise WebNNTypeError(f"{what}: the tensor belongs to another context")
+        if tensor.destroyed and not self.destroyed:
+            raise WebNNTypeError(f"{what}: the tensor is destroyed")
         self._check_alive(what)
-        if tensor.destroyed:
-            raise InvalidStateError(f"{what}: the tensor is destroyed")
 
     def write_tensor(self, tensor: Tensor, data) -> None:
-        """Copy `data` (bytes-like of exactly the tensor's byte length, or a
-        numpy array of its shape) into the tensor now."""
+        """Copy `data` (bytes-like or a dtypes.ByteSource of exactly the tensor's
+        byte length, or a numpy array of its shape) into the tensor now."""
         self._check_tensor(tensor, "writeTensor")
+        if not tensor.writable:
+            raise WebNNTypeError("writeTensor: the tensor was not created with writable: true")
         if isinstance(data, np.ndarray) and data.dtype != np.uint8:
             if data.size != dtypes.element_count(tensor.shape):
                 raise WebNNTypeError("writeTensor: the array's element count does not match the tensor")
             tensor.data = np.array(data, dtype=dtypes.numpy_dtype(tensor.dtype)).reshape(tensor.shape)
             return
-        view = memoryview(data).cast("B")
+        source = data if hasattr(data, "read_into") else dtypes.ByteSource(data)
         expected = dtypes.byte_length(tensor.dtype, tensor.shape)
-        if view.nbytes != expected:
-            raise WebNNTypeError(f"writeTensor: the source has {view.nbytes} bytes, the tensor has {expected}")
-        tensor.data = dtypes.from_bytes(tensor.dtype, tensor.shape, view)
+        if source.nbytes != expected:
+            raise WebNNTypeError(f"writeTensor: the source has {source.nbytes} bytes, the tensor has {expected}")
+        tensor.data = dtypes.from_source(tensor.dtype, tensor.shape, source)
+
+    def read_view(self, tensor: Tensor) -> np.ndarray:
+        """The tensor's contents as of now: a C-contiguous uint8 array that is
+        never written again (no copy when the data already is contiguous)."""
+        self._check_tensor(tensor, "readTensor")
+        if not tensor.readable:
+            raise WebNNTypeError("readTensor: the tensor was not created with readable: true")
+        try:
+            return dtypes.contiguous_bytes(tensor.dtype, tensor.data)
+        except MemoryError:
+            raise UnknownError("readTensor: could not allocate the bytes to read") from None
 
     def read_tensor(self, tensor: Tensor) -> bytes:
         """The tensor's contents as raw bytes, as of now."""
-        self._check_tensor(tensor, "readTensor")
-        return dtypes.to_bytes(tensor.dtype, tensor.data)
+        return self.read_view(tensor).tobytes()
 
     def read_array(self, tensor: Tensor) -> np.ndarray:
         self._check_tensor(tensor, "readTensor")
@@ -125,9 +159,10 @@ class Context:
             raise WebNNTypeError("dispatch: a tensor is bound both as an input and as an output")
         results = graph.execute({name: t.data for name, t in inputs.items()})
         for name, tensor in outputs.items():
-            # A fresh array per dispatch: outputs never alias inputs, constants or
-            # arrays that an earlier read snapshot may still hold.
-            tensor.data = np.array(results[name], copy=True)
+            # No copy: a result may be a view of an input or a constant, which is
+            # fine as no tensor array is ever written in place; graph outputs are
+            # never in the plan's reused buffers (compile.plan_buffers pins them).
+            tensor.data = results[name]
 
     def _check_bindings(self, what, operands: dict, tensors: dict):
         if set(tensors) != set(operands):
@@ -171,4 +206,9 @@ class Context:
         return {name: np.array(v, copy=True) for name, v in results.items()}
 
     def destroy(self):
+        """The spec's "lose" steps: every tensor and graph of the context is destroyed."""
         self.destroyed = True
+        for tensor in list(self._tensors):
+            tensor.destroy()
+        for graph in list(self._graphs):
+            graph.destroy()

@@ -100,6 +100,19 @@ class Graph:
             if oid not in keep and oid not in self.constants:
                 self._release_after[i].append(oid)
 
+    def destroy(self):
+        """Free the plan and the constants now. Nodes and operands point at each
+        other, so without this they would wait for Python's cycle collector."""
+        self.destroyed = True
+        nodes = {id(n): n for n in self.nodes}
+        nodes.update((id(n), n) for n in reachable_nodes(self.outputs.values()))
+        for node in nodes.values():
+            for operand in node.inputs:
+                if operand is not None and operand.kind == "constant":
+                    operand.value = None
+            node.inputs, node.outputs, node.attrs, node.call = [], [], {}, None
+        self.nodes, self.constants, self._release_after = [], {}, []
+
     @property
     def input_descriptors(self):
         return {n: o.descriptor for n, o in self.inputs.items()}
