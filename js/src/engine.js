@@ -2,27 +2,13 @@
 // script load, except in service workers, where Pyodide's scripts can only be
 // imported synchronously during the worker's first evaluation).
 
-const CONFIG = Object.assign(
-  { runtimeBase: null, replaceNative: false, debug: false, fastPaths: true, snapshot: true },
-  globalThis.WEBNN_POLYFILL_CONFIG || {});
-
-// Where this script was loaded from: the runtime files sit beside it by default.
-function scriptBase() {
-  if (CONFIG.runtimeBase) return new URL(CONFIG.runtimeBase, globalThis.location.href).href;
-  if (typeof SCRIPT_URL_OVERRIDE === 'string') return new URL('./', SCRIPT_URL_OVERRIDE).href;
-  if (typeof document !== 'undefined' && document.currentScript && document.currentScript.src) {
-    return new URL('./', document.currentScript.src).href;
-  }
-  // Workers: importScripts() gives no currentScript; the stack names this file.
-  const stack = String(new Error().stack || '');
-  const match = stack.match(/(https?:\/\/[^\s()]+?\/)[^/\s()]*webnn-polyfill[^/\s()]*\.m?js/);
-  if (match) return match[1];
-  return new URL('./', globalThis.location.href).href;
-}
-
-const RUNTIME_BASE = scriptBase();
-const IS_SERVICE_WORKER = typeof ServiceWorkerGlobalScope !== 'undefined' && globalThis instanceof ServiceWorkerGlobalScope;
-const IS_CLASSIC_WORKER = typeof WorkerGlobalScope !== 'undefined' && typeof importScripts === 'function';
+import { CORE_WHEEL, PYODIDE_VERSION } from './build_info.js';
+import { CONFIG, ENGINE_STATS, IS_CLASSIC_WORKER, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.js';
+import { simdAttach } from './simd.js';
+import {
+  SavedDOMException, SavedUint8Array, jsonParse, typedArrayBuffer, typedArraySet,
+} from './intrinsics.js';
+import { encodeJson } from './webidl.js';
 
 if (IS_SERVICE_WORKER && typeof globalThis.loadPyodide !== 'function') {
   // Service workers cannot importScripts() after installation, and Pyodide
@@ -77,8 +63,6 @@ async function startEngine() {
   // Bytes into the engine: one copy from the page's buffer into the wasm heap
   // (HEAPU8 is replaced when the heap grows: always take the current one).
   bridge.set_heap_writer((source, address) => typedArraySet(module.HEAPU8, source, address));
-  const kernels = pyodide.pyimport('webnn_core.kernels');
-  kernels.set_fast_paths(!!CONFIG.fastPaths);
   await simdAttach(pyodide);
   ENGINE_STATS.startMs = performance.now() - started;
   return { pyodide, call: bridge.call, heap: () => module.HEAPU8 };
@@ -131,9 +115,12 @@ async function loadInterpreter() {
   return pyodide;
 }
 
-function engine() {
+export function engine() {
   if (!enginePromise) {
-    enginePromise = startEngine().catch((e) => {
+    enginePromise = startEngine().then((started) => {
+      ENGINE = started;
+      return started;
+    }, (e) => {
       enginePromise = null;  // allow a retry, e.g. after the network comes back
       throw new DOMException(`webnn-polyfill: the engine failed to start: ${e && e.message}`, 'NotSupportedError');
     });
@@ -141,10 +128,7 @@ function engine() {
   return enginePromise;
 }
 
-const ENGINE_STATS = { startMs: null, snapshot: null };
-let ENGINE = null;  // set once started; builder calls are synchronous after createContext
-
-const SavedDOMException = DOMException;
+export let ENGINE = null;  // set once started; builder calls are synchronous after createContext resolves
 
 function toJsError([name, message, detail]) {
   if (detail && CONFIG.debug) console.error(detail);
@@ -156,30 +140,30 @@ function toJsError([name, message, detail]) {
 // results, {bytes: [address, length], pin?}). `args` are JSON-able (objects
 // with handles are passed as {$o: handle}, records as NamedRecord); `data` an
 // optional Uint8Array the engine copies once. Throws the mapped error.
-function pyReply(method, args, data) {
+export function pyReply(method, args, data) {
   const reply = jsonParse(ENGINE.call(method, encodeJson(args), data));
   if (reply.error) throw toJsError(reply.error);
   return reply;
 }
 
 // The same, returning the result: for byte results a Uint8Array copy.
-function py(method, args, data) {
+export function py(method, args, data) {
   const reply = pyReply(method, args, data);
   return reply.bytes ? copyFromHeap(reply.bytes) : reply.ok;
 }
 
 // The engine's bytes at [address, address + length) of the wasm heap. Addresses
 // are unsigned JS numbers: right anywhere in a 4 GiB heap.
-function heapView([address, length]) {
+export function heapView([address, length]) {
   return new SavedUint8Array(typedArrayBuffer(ENGINE.heap()), address, length);
 }
 
-function copyFromHeap(location) {
+export function copyFromHeap(location) {
   const out = new SavedUint8Array(location[1]);
   typedArraySet(out, heapView(location));
   return out;
 }
 
-function ref(handle) {
+export function ref(handle) {
   return { $o: handle };
 }

@@ -3,33 +3,13 @@
 // (non-constructible interface objects, enumerable operations with the right
 // length, brand checks, "get x" accessors, Symbol.toStringTag).
 
-const MAX_U32 = 4294967295;
+import { IDL_DICTS, IDL_ENUMS } from './idl_tables.js';
+import {
+  SavedArrayBuffer, SavedSharedArrayBuffer, SavedUint8Array, charCodeAt, isArray, isView, numberIsFinite,
+  numberToString, objectKeys, reflectGetOwnPropertyDescriptor, reflectOwnKeys,
+} from './intrinsics.js';
 
-// Intrinsics saved at script load: a page may replace the globals later
-// (JSON.stringify, Object.keys, ...), and the polyfill must keep working.
-const uncurryThis = Function.prototype.bind.call(Function.prototype.bind, Function.prototype.call);
-const jsonParse = JSON.parse;
-const jsonStringify = JSON.stringify;
-const objectKeys = Object.keys;
-const numberIsFinite = Number.isFinite;
-const isArray = Array.isArray;
-const hasOwn = uncurryThis(Object.prototype.hasOwnProperty);
-const charCodeAt = uncurryThis(String.prototype.charCodeAt);
-const numberToString = uncurryThis(Number.prototype.toString);
-const reflectOwnKeys = Reflect.ownKeys;
-const objectDefineProperty = Object.defineProperty;
-function defineDataProperty(obj, key, value) {
-  objectDefineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
-}
-const reflectGetOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
-const isView = ArrayBuffer.isView;
-const SavedArrayBuffer = ArrayBuffer;
-const SavedSharedArrayBuffer = typeof SharedArrayBuffer === 'undefined' ? null : SharedArrayBuffer;
-const SavedUint8Array = Uint8Array;
-const SavedMessageChannel = typeof MessageChannel === 'undefined' ? null : MessageChannel;
-const savedSetTimeout = setTimeout;
-const typedArrayBuffer = uncurryThis(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'buffer').get);
-const typedArraySet = uncurryThis(Object.getPrototypeOf(Uint8Array.prototype).set);
+const MAX_U32 = 4294967295;
 
 function typeError(message) {
   return new TypeError(message);
@@ -70,7 +50,7 @@ function toStringValue(value, what) {
   return String(value);
 }
 
-function toUSVString(value, what) {
+export function toUSVString(value, what) {
   const s = toStringValue(value, what);
   return typeof s.toWellFormed === 'function' ? s.toWellFormed() : s;
 }
@@ -108,7 +88,7 @@ function encodeDouble(x) {
 
 // The converter registry: type code -> (value, what) -> converted value.
 // `operand` is installed by the API module (it needs the MLOperand brand).
-const converters = {
+export const converters = {
   'u32!': (v, what) => enforceRange(v, 0, MAX_U32, what),
   'u32': unsignedLong,
   'i32!': (v, what) => enforceRange(v, -2147483648, 2147483647, what),
@@ -129,7 +109,7 @@ const converters = {
   'number': toMLNumber,
 };
 
-function convert(type, value, what) {
+export function convert(type, value, what) {
   if (type.includes('|')) return convertUnion(type, value, what);
   if (type.endsWith('[]')) {
     const item = type.slice(0, -2);
@@ -173,7 +153,7 @@ function convertDictionary(name, value, what) {
 
 // A converted record<USVString, T>: its [key, value] pairs in order. Never a
 // plain object, so keys such as "__proto__" or the bridge's tags stay data.
-class NamedRecord {
+export class NamedRecord {
   constructor() { this.entries = []; }
   get(key) {
     for (const entry of this.entries) if (entry[0] === key) return entry[1];
@@ -181,7 +161,7 @@ class NamedRecord {
   }
 }
 
-function convertRecord(value, what, convertValue) {
+export function convertRecord(value, what, convertValue) {
   if (!isObjectLike(value)) throw typeError(`${what}: expected an object (record)`);
   const out = new NamedRecord();
   const keys = reflectOwnKeys(value);
@@ -204,7 +184,7 @@ function convertRecord(value, what, convertValue) {
 // The bridge's JSON, written by hand: ASCII only (non-ASCII escaped, so no text
 // conversion in the engine can mangle it), records as tagged pair lists, and
 // nothing of the page's (no toJSON, no replaced JSON.stringify) is consulted.
-function encodeJson(value) {
+export function encodeJson(value) {
   if (value === null || value === undefined) return 'null';
   switch (typeof value) {
     case 'number': return numberIsFinite(value) ? `${value}` : 'null';
@@ -248,26 +228,26 @@ function encodeJsonString(s) {
 }
 
 // AllowSharedBufferSource: an ArrayBuffer, a SharedArrayBuffer, or a view on either.
-function toBufferSource(value, what) {
+export function toBufferSource(value, what) {
   if (isView(value)) return value;
   if (value instanceof SavedArrayBuffer) return value;
   if (SavedSharedArrayBuffer && value instanceof SavedSharedArrayBuffer) return value;
   throw typeError(`${what}: expected an ArrayBuffer, SharedArrayBuffer or ArrayBufferView`);
 }
 
-function isSharedBuffer(buffer) {
+export function isSharedBuffer(buffer) {
   return !!SavedSharedArrayBuffer && buffer instanceof SavedSharedArrayBuffer;
 }
 
 // The bytes of a buffer source as a Uint8Array (a detached one has length 0).
-function bytesOf(source) {
+export function bytesOf(source) {
   const buffer = isView(source) ? source.buffer : source;
   if (buffer.detached === true) return new SavedUint8Array(0);
   if (isView(source)) return new SavedUint8Array(buffer, source.byteOffset, source.byteLength);
   return new SavedUint8Array(source);
 }
 
-function requireArgs(args, count, what) {
+export function requireArgs(args, count, what) {
   if (args.length < count) {
     throw typeError(`${what}: ${count} argument${count === 1 ? '' : 's'} required, but only ${args.length} present`);
   }
@@ -276,11 +256,11 @@ function requireArgs(args, count, what) {
 // ---------------------------------------------------------------------------
 // Interfaces.
 
-const INTERNAL = Symbol('webnn-polyfill internal');
+export const INTERNAL = Symbol('webnn-polyfill internal');
 
 // Make `cls` look like a WebIDL interface object: non-enumerable own property of
 // the global, right name and length, Symbol.toStringTag on the prototype.
-function defineInterface(cls, name, length) {
+export function defineInterface(cls, name, length) {
   Object.defineProperty(cls, 'name', { value: name, configurable: true });
   Object.defineProperty(cls, 'length', { value: length, configurable: true });
   Object.defineProperty(cls.prototype, Symbol.toStringTag, { value: name, configurable: true });
@@ -289,14 +269,14 @@ function defineInterface(cls, name, length) {
 
 // Regular operations: enumerable, writable, configurable own properties of the
 // prototype, with the given name and length.
-function defineOperation(proto, name, length, fn) {
+export function defineOperation(proto, name, length, fn) {
   Object.defineProperty(fn, 'name', { value: name, configurable: true });
   Object.defineProperty(fn, 'length', { value: length, configurable: true });
   Object.defineProperty(proto, name, { value: fn, writable: true, enumerable: true, configurable: true });
 }
 
 // Promise-returning operations reject instead of throwing (WebIDL).
-function promiseOperation(fn) {
+export function promiseOperation(fn) {
   return function (...args) {
     try {
       return Promise.resolve(fn.apply(this, args));
@@ -306,7 +286,7 @@ function promiseOperation(fn) {
   };
 }
 
-function defineAttribute(proto, name, getter) {
+export function defineAttribute(proto, name, getter) {
   Object.defineProperty(getter, 'name', { value: `get ${name}`, configurable: true });
   Object.defineProperty(proto, name, { get: getter, enumerable: true, configurable: true });
 }

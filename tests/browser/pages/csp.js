@@ -1,5 +1,5 @@
 // createContext() under the page's CSP: the result, or the error and how long it took.
-const HANG = new Promise((_, reject) => setTimeout(() => reject(new Error('createContext() hangs')), 20000));
+const HANG = new Promise((_, reject) => setTimeout(() => reject(new Error('createContext() hangs')), 90000));
 
 window.result = (async () => {
   const t0 = performance.now();
