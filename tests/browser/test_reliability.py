@@ -145,3 +145,18 @@ def test_simd_kernels_use_pyodides_memory_beside_a_page_module(page, server):
     assert r["simd"]["backend"] == "wasm", r
     assert len(r["conv"]) == len(r["expected"]) == 16 * 49
     assert max(abs(a - b) for a, b in zip(r["conv"], r["expected"])) < 1e-4
+
+
+def test_transfers_are_right_past_2_gib_of_heap(browser, server):
+    """#2: with the wasm heap over 2 GiB (two 1 GiB tensors), a 16 MiB write/read,
+    a 128 MiB dispatch output, an earlier tensor and long non-ASCII text all
+    come back exactly. Needs ~3 GiB of memory for the renderer."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{server}/test-pages/reliability.html")
+        r = page.evaluate("runCheck('bigHeap')")
+    finally:
+        context.close()
+    assert r["heapGiB"] > 2, r
+    assert r == {**r, "write16": True, "dispatch128": True, "early": True, "labelKept": True, "names": True}, r

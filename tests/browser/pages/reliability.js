@@ -217,4 +217,59 @@ const CHECKS = {
   },
 };
 
+// #2: with the wasm heap past 2 GiB, every transfer is still right (and a
+// tensor written before stays right).
+CHECKS.bigHeap = async function bigHeap() {
+  const ctx = await navigator.ml.createContext();
+  const pattern = (n, k) => {
+    const a = new Float32Array(n);
+    for (let i = 0; i < n; i++) a[i] = ((i * 7 + k) % 251) - 125;
+    return a;
+  };
+  const early = await ctx.createTensor({ dataType: F32, shape: [16], readable: true, writable: true });
+  ctx.writeTensor(early, pattern(16, 3));
+  const hogs = [];
+  while (heapBytes() <= 2 ** 31 + 2 ** 28 && hogs.length < 4) {
+    hogs.push(await ctx.createTensor({ dataType: F32, shape: [2 ** 28], readable: true }));  // 1 GiB each
+  }
+  const out = { heapGiB: heapBytes() / 2 ** 30 };
+  const sample = (a, step) => Array.from({ length: Math.floor(a.length / step) }, (_, i) => a[i * step]);
+  // 16 MiB written and read back (new buffer and BYOB).
+  const n16 = 2 ** 22;
+  const t16 = await ctx.createTensor({ dataType: F32, shape: [n16], readable: true, writable: true });
+  const p16 = pattern(n16, 1);
+  ctx.writeTensor(t16, p16);
+  const back = new Float32Array(await ctx.readTensor(t16));
+  const byob = new Float32Array(n16);
+  await ctx.readTensor(t16, byob);
+  out.write16 = back.length === n16 && back.every((v, i) => v === p16[i]) && byob.every((v, i) => v === p16[i]);
+  // A 128 MiB dispatch output.
+  const n128 = 2 ** 25;
+  const b = new MLGraphBuilder(ctx);
+  const x = b.input('x', { dataType: F32, shape: [n128] });
+  const g = await b.build({ y: b.add(x, b.constant({ dataType: F32, shape: [1] }, new Float32Array([1]))) });
+  const tx = await ctx.createTensor({ dataType: F32, shape: [n128], writable: true });
+  const ty = await ctx.createTensor({ dataType: F32, shape: [n128], readable: true });
+  const px = pattern(n128, 5);
+  ctx.writeTensor(tx, px);
+  ctx.dispatch(g, { x: tx }, { y: ty });
+  const y = new Float32Array(await ctx.readTensor(ty));
+  out.dispatch128 = y.length === n128 && sample(y, 4099).every((v, i) => v === px[i * 4099] + 1) && y[n128 - 1] === px[n128 - 1] + 1;
+  out.early = Array.from(new Float32Array(await ctx.readTensor(early))).join() === Array.from(pattern(16, 3)).join();
+  // Long non-ASCII text both ways: a label in an error, names of inputs and outputs.
+  const label = '\u00e9\u4e2d\u{1F600}'.repeat(20000);
+  try { new MLGraphBuilder(ctx).softmax(new MLGraphBuilder(ctx).input('z', { dataType: F32, shape: [2] }), 7, { label }); } catch (e) {
+    out.labelKept = e.name === 'TypeError' && e.message.includes(label);
+  }
+  const nb = new MLGraphBuilder(ctx);
+  const inName = '\u00f1\u00e4m\u00e9-' + '\u4e2d'.repeat(5000);
+  const ng = await nb.build({ ['\u00fc' + inName]: nb.relu(nb.input(inName, { dataType: F32, shape: [2] })) });
+  const r = await ctx.compute(ng, { [inName]: new Float32Array([-1, 3]) }, { ['\u00fc' + inName]: new Float32Array(2) });
+  out.names = Array.from(r.outputs['\u00fc' + inName]).join() === '0,3';
+  for (const t of [...hogs, t16, tx, ty, early]) t.destroy();
+  g.destroy();
+  out.heapAfterGiB = heapBytes() / 2 ** 30;
+  return out;
+};
+
 window.runCheck = (name, args) => CHECKS[name](args || {});
