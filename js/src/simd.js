@@ -2,11 +2,10 @@
 // built from csrc/) that shares Pyodide's linear memory and works in place on
 // numpy buffers: Python passes array addresses, the module reads and writes
 // them directly (no copies). Pyodide 0.27 does not expose its
-// WebAssembly.Memory, but its dynamic linker (Module.loadWebAssemblyModule,
-// the one that loads extension modules) instantiates side modules against it:
-// the kernel module gets the small "dylink.0" section a side module needs and
-// is loaded through it. Nothing global is patched, and the memory is
-// Pyodide's by construction.
+// WebAssembly.Memory: startup.js instantiates pyodide.asm.wasm itself (its
+// instantiateWasm hook) and keeps the memory from that import object, so it is
+// Pyodide's by construction. Nothing global (WebAssembly.instantiate) is ever
+// wrapped: a page's own wasm modules are none of our business.
 //
 // Two builds of the same kernels: webnn-kernels-relaxed.wasm (relaxed SIMD:
 // f32x4.relaxed_madd, a fused multiply-add on CPUs with one) where the
@@ -19,12 +18,17 @@
 // leaves the engine on its numpy kernels, with the reason in
 // webnnPolyfill.engineStats.simd.
 
-import { CONFIG, ENGINE_STATS, RUNTIME_BASE } from './config.js';
-import { savedFetch } from './intrinsics.js';
+import { CONFIG, ENGINE_STATS } from './config.js';
+import { ENGINE_MEMORY, RuntimeIntegrityError, fetchVerified } from './startup.js';
 
 // fastPaths: the setting every new context's cpu backend starts with (each
 // context owns its switch; engineStats.kernels.setFastPaths(ctx, on) flips one).
-export const SIMD = { fastPaths: true };
+const SIMD = { fastPaths: true };
+
+// The backend options a new context gets from the page's setting.
+export function defaultBackendOptions() {
+  return { fastPaths: SIMD.fastPaths };
+}
 
 // A minimal module using v128 (i32.const 0; i8x16.splat; i8x16.popcnt).
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0,
@@ -43,20 +47,6 @@ function simdSetting() {
   return true;
 }
 
-// `bytes` as a side module: a "dylink.0" custom section first (no data, no
-// table: the kernels use neither), then the module's own sections.
-function asSideModule(bytes) {
-  const name = [...'dylink.0'].map((c) => c.charCodeAt(0));
-  const memInfo = [1, 4, 0, 0, 0, 0];  // WASM_DYLINK_MEM_INFO: size, align, table size, table align
-  const payload = [name.length, ...name, ...memInfo];
-  const section = [0, payload.length, ...payload];
-  const out = new Uint8Array(bytes.length + section.length);
-  out.set(bytes.subarray(0, 8));
-  out.set(section, 8);
-  out.set(bytes.subarray(8), 8 + section.length);
-  return out;
-}
-
 function pyToJs(value) {
   if (value && typeof value.toJs === 'function') {
     try {
@@ -68,40 +58,41 @@ function pyToJs(value) {
   return value;
 }
 
-async function fetchBytes(url) {
-  const response = await savedFetch(url);
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return new Uint8Array(await response.arrayBuffer());
+// The kernels are runtime files too: verified against the build's sha256.
+async function fetchBytes(name) {
+  return fetchVerified(name);
 }
 
-async function loadKernelModule(pyodide, allowRelaxed) {
+async function loadKernelModule(memory, allowRelaxed) {
   if (!WebAssembly.validate(SIMD_PROBE)) throw new Error('this browser has no WebAssembly SIMD');
   let bytes = null;
   if (allowRelaxed) {
     try {
-      bytes = await fetchBytes(RUNTIME_BASE + 'webnn-kernels-relaxed.wasm');
+      bytes = await fetchBytes('webnn-kernels-relaxed.wasm');
       if (!WebAssembly.validate(bytes)) bytes = null;  // no relaxed SIMD here
     } catch (e) {
+      if (e instanceof RuntimeIntegrityError) throw e;  // tampered: refuse, do not fall back
       bytes = null;
     }
   }
-  if (!bytes) bytes = await fetchBytes(RUNTIME_BASE + 'webnn-kernels.wasm');
-  const link = pyodide._module && pyodide._module.loadWebAssemblyModule;
-  if (typeof link !== 'function') throw new Error("Pyodide's dynamic linker (Module.loadWebAssemblyModule) is missing");
-  // loadAsync: instantiate without blocking; a local scope: no symbols enter Pyodide's global table.
-  return link(asSideModule(bytes), { loadAsync: true, nodelete: true, allowUndefined: true }, 'webnn-kernels.wasm', {});
+  if (!bytes) bytes = await fetchBytes('webnn-kernels.wasm');
+  const { instance } = await WebAssembly.instantiate(bytes, { env: { memory } });
+  return instance.exports;
 }
 
 // Called once numpy and webnn_core are loaded.
 export async function simdAttach(pyodide) {
+  const memory = ENGINE_MEMORY.memory;  // startup.js took it from Pyodide's own instantiation
   const fast = pyodide.pyimport('webnn_core.backends.cpu.fast');
   const setting = simdSetting();
   SIMD.fastPaths = setting !== false;
   let status;
   try {
-    const exports = await loadKernelModule(pyodide, setting !== 'simd128');
+    if (!memory) throw new Error("Pyodide's WebAssembly.Memory was not captured");
+    const exports = await loadKernelModule(memory, setting !== 'simd128');
     status = pyToJs(fast.attach_wasm(exports));
   } catch (e) {
+    if (e instanceof RuntimeIntegrityError) throw e;  // fails the start, naming the file
     fast.unavailable(`wasm kernels unavailable: ${e && e.message ? e.message : e}`);
     status = pyToJs(fast.status());
   }

@@ -18,19 +18,21 @@ import weakref
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, schema
 from .backends import create_backend
 from .builder import MAX_TENSOR_BYTE_LENGTH, GraphBuilder, check_descriptor
 from .errors import Invalid, InvalidStateError, NotSupportedError, UnknownError, WebNNTypeError
 from .ops import ops
+from .registry import MAX_RANK
 
 DEVICE_TYPES = ("cpu", "gpu", "npu")
 POWER_PREFERENCES = ("default", "high-performance", "low-power")
 
 
 class Tensor:
-    def __init__(self, context, dtype, shape, readable, writable):
+    def __init__(self, context, dtype, shape, readable, writable, constant=False):
         self.context = context
+        self.constant = constant  # createConstantTensor(): immutable, only for builder.constant(tensor)
         self.dtype = dtype
         self.shape = tuple(shape)
         self.readable = bool(readable)
@@ -83,14 +85,17 @@ class Context:
 
     # -- capabilities ---------------------------------------------------------
     def op_support_limits(self) -> dict:
-        """What the op registry allows, narrowed to what this context's backend runs."""
+        """MLOpSupportLimits with the members of the IDL the schema was built from: what
+        the op registry allows, narrowed to what this context's backend runs."""
         registry = ops()
-        per_op = self.backend.op_support_limits({name: op.support_limits() for name, op in registry.items()},
-                                                registry)
+        members = schema.schema()["supportLimits"]["ops"]
+        per_op = self.backend.op_support_limits(
+            {name: registry[name].support_limits(keys) for name, keys in members.items()}, registry)
+        any_rank = {"min": 0, "max": MAX_RANK}
         return {
             "preferredInputLayout": self.backend.preferred_input_layout,
             "maxTensorByteLength": MAX_TENSOR_BYTE_LENGTH,
-            **{k: {"dataTypes": list(v)} for k, v in self.io_types.items()},
+            **{k: {"dataTypes": list(v), "rankRange": dict(any_rank)} for k, v in self.io_types.items()},
             **per_op,
         }
 
@@ -112,6 +117,20 @@ class Context:
         """Called by the builder: the graph is destroyed with this context."""
         self._graphs.add(graph)
 
+    def create_constant_tensor(self, descriptor: dict, data) -> Tensor:
+        """createConstantTensor(): neither readable nor writable, filled now from `data`
+        (bytes-like of exactly the byte length, or a numpy array of that shape)."""
+        self._check_alive("createConstantTensor")
+        try:
+            shape = check_descriptor(descriptor["dataType"], descriptor["shape"], self.io_types["constant"],
+                                     "createConstantTensor")
+        except Invalid as e:
+            raise WebNNTypeError(str(e)) from None
+        tensor = Tensor(self, descriptor["dataType"], shape, False, False, constant=True)
+        self._fill(tensor, data, "createConstantTensor")
+        self._tensors.add(tensor)
+        return tensor
+
     def _check_tensor(self, tensor, what):
         # The ED's order: wrong context, destroyed (both TypeError), then lost context.
         if not isinstance(tensor, Tensor) or tensor.context is not self:
@@ -124,26 +143,37 @@ class Context:
         """Copy `data` (bytes-like or a dtypes.ByteSource of exactly the tensor's
         byte length, or a numpy array of its shape) into the tensor now."""
         self._check_tensor(tensor, "writeTensor")
+        if tensor.constant:
+            raise WebNNTypeError("writeTensor: a constant tensor is not writable")
         if not tensor.writable:
-            raise WebNNTypeError("writeTensor: the tensor was not created with writable: true")
+            raise WebNNTypeError("writeTensor: the tensor is not writable (it was created without writable: true)")
+        self._fill(tensor, data, "writeTensor")
+
+    def _fill(self, tensor: Tensor, data, what: str) -> None:
         if isinstance(data, np.ndarray) and data.dtype != np.uint8:
             if data.size != dtypes.element_count(tensor.shape):
-                raise WebNNTypeError("writeTensor: the array's element count does not match the tensor")
+                raise WebNNTypeError(f"{what}: the array's element count does not match the tensor")
             array = np.array(data, dtype=dtypes.numpy_dtype(tensor.dtype)).reshape(tensor.shape)
             tensor.data = self.backend.write(tensor.data, array)
             return
         source = data if hasattr(data, "read_into") else dtypes.ByteSource(data)
         expected = dtypes.byte_length(tensor.dtype, tensor.shape)
         if source.nbytes != expected:
-            raise WebNNTypeError(f"writeTensor: the source has {source.nbytes} bytes, the tensor has {expected}")
-        tensor.data = self.backend.write(tensor.data, dtypes.from_source(tensor.dtype, tensor.shape, source))
+            raise WebNNTypeError(f"{what}: the source has {source.nbytes} bytes, the tensor has {expected}")
+        try:
+            array = dtypes.from_source(tensor.dtype, tensor.shape, source)
+        except MemoryError:
+            raise UnknownError(f"{what}: could not allocate {expected} bytes") from None
+        tensor.data = self.backend.write(tensor.data, array)
 
     def read_view(self, tensor: Tensor) -> np.ndarray:
         """The tensor's contents as of now: a C-contiguous uint8 array that is
         never written again (no copy when the data already is contiguous)."""
         self._check_tensor(tensor, "readTensor")
+        if tensor.constant:
+            raise WebNNTypeError("readTensor: a constant tensor is not readable")
         if not tensor.readable:
-            raise WebNNTypeError("readTensor: the tensor was not created with readable: true")
+            raise WebNNTypeError("readTensor: the tensor is not readable (it was created without readable: true)")
         try:
             return dtypes.contiguous_bytes(tensor.dtype, self.backend.read(tensor.data))
         except MemoryError:
@@ -185,6 +215,8 @@ class Context:
             if not isinstance(tensor, Tensor):
                 raise WebNNTypeError(f"dispatch: {what} '{name}' is not an MLTensor")
             self._check_tensor(tensor, "dispatch")
+            if tensor.constant:
+                raise WebNNTypeError(f"dispatch: {what} '{name}' is a constant tensor (use it through builder.constant(tensor))")
             operand = operands[name]
             if tensor.dtype != operand.dtype or tensor.shape != operand.shape:
                 raise WebNNTypeError(
