@@ -3,8 +3,15 @@
 // the core owns every state check and all op validation.
 
 import { IDL_OPS } from './idl_tables.js';
-import { INTERNAL, bytesOf, convert, convertRecord, converters, defineAttribute, defineInterface, defineOperation, promiseOperation, requireArgs, toBufferSource, toUSVString } from './webidl.js';
-import { ENGINE, engine, py, ref } from './engine.js';
+import {
+  INTERNAL, NamedRecord, bytesOf, convert, convertRecord, converters, defineAttribute, defineInterface, defineOperation,
+  encodeJson, isSharedBuffer, promiseOperation, requireArgs, toBufferSource, toUSVString,
+} from './webidl.js';
+import { ENGINE, copyFromHeap, engine, heapView, py, pyReply, ref } from './engine.js';
+import {
+  SavedDOMException, SavedMessageChannel, defineDataProperty, hasOwn, isView, jsonParse, savedSetTimeout,
+  typedArrayBuffer, typedArraySet,
+} from './intrinsics.js';
 import { ENGINE_STATS } from './config.js';
 import { defaultBackendOptions } from './simd.js';
 
@@ -29,9 +36,10 @@ function illegalConstructor(token) {
 
 converters.operand = (v, what) => ref(slotOf(v, 'MLOperand', what).handle);
 
-// Handles of objects JS no longer references are released in the core.
+// Handles of objects JS no longer references are released in the core (a
+// tensor's or graph's arrays are freed then). Raw handles: the object is gone.
 export const released = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry(([method, handle]) => { if (ENGINE) py(method, [ref(handle)]); })
+  ? new FinalizationRegistry(([method, handle]) => { if (ENGINE) py(method, [handle]); })
   : { register() {} };
 
 // Element types each data type accepts as a constant's ArrayBufferView.
@@ -45,9 +53,32 @@ function viewTypeName(view) {
   return Object.prototype.toString.call(view).slice(8, -1);
 }
 
-// Bytes for the core, copied now (constant() and writeTensor() copy at call time).
-function copyBytes(source) {
-  return bytesOf(source).slice();
+// Promises the timeline settles run in a task of their own, in call order: a
+// MessageChannel message, not a zero-delay timer (nested timers are clamped
+// to >= 4 ms, which would put a floor under every readTensor).
+const settleQueue = [];
+let settleHead = 0;
+let settlePort = null;
+
+function queueSettle(fn) {
+  settleQueue[settleQueue.length] = fn;
+  if (!SavedMessageChannel) {
+    savedSetTimeout(runSettle, 0);
+    return;
+  }
+  if (!settlePort) {
+    const channel = new SavedMessageChannel();
+    channel.port1.onmessage = runSettle;
+    settlePort = channel.port2;
+  }
+  settlePort.postMessage(null);
+}
+
+function runSettle() {
+  const fn = settleQueue[settleHead];
+  settleQueue[settleHead++] = undefined;
+  if (settleHead === settleQueue.length) settleQueue.length = settleHead = 0;
+  if (fn) fn();
 }
 
 function frozenShape(shape) {
@@ -96,8 +127,8 @@ function newContext(handle, deviceType, gpuDevice, accelerated) {
 // Each context answers for its own backend: cached per context, never shared.
 defineOperation(MLContext.prototype, 'opSupportLimits', 0, function () {
   const s = brand(this, 'MLContext', 'MLContext.opSupportLimits');
-  if (s.limitsJson === undefined) s.limitsJson = JSON.stringify(py('op_support_limits', [ref(s.handle)]));
-  return JSON.parse(s.limitsJson);  // a fresh dictionary per call
+  if (s.limitsJson === undefined) s.limitsJson = encodeJson(py('op_support_limits', [ref(s.handle)]));
+  return jsonParse(s.limitsJson);  // a fresh dictionary per call
 });
 
 // A small handle for benchmarks and debugging (webnnPolyfill.engineStats.kernels):
@@ -163,7 +194,7 @@ defineOperation(MLContext.prototype, 'createConstantTensor', 2, promiseOperation
   requireArgs(args, 2, 'MLContext.createConstantTensor');
   const desc = convert('MLOperandDescriptor', args[0], 'createConstantTensor: descriptor');
   const source = toBufferSource(args[1], 'createConstantTensor: inputData');
-  const handle = py('create_constant_tensor', [ref(s.handle), desc], copyBytes(source));
+  const handle = py('create_constant_tensor', [ref(s.handle), desc], bytesOf(source));  // one copy, after the size check
   return newTensor(handle, s, desc, true);
 }));
 
@@ -190,7 +221,7 @@ defineOperation(MLContext.prototype, 'writeTensor', 2, function (...args) {
   requireArgs(args, 2, 'MLContext.writeTensor');
   const t = slotOf(args[0], 'MLTensor', 'writeTensor: tensor');
   const source = toBufferSource(args[1], 'writeTensor: inputData');
-  py('write_tensor', [ref(s.handle), ref(t.handle)], copyBytes(source));
+  py('write_tensor', [ref(s.handle), ref(t.handle)], bytesOf(source));  // the engine copies once, now
 });
 
 defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function (...args) {
@@ -198,35 +229,43 @@ defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function 
   requireArgs(args, 1, 'MLContext.readTensor');
   const t = slotOf(args[0], 'MLTensor', 'readTensor: tensor');
   const target = args.length > 1 ? toBufferSource(args[1], 'readTensor: outputData') : null;
-  // Snapshot now: the read sees exactly the writes and dispatches issued before it.
-  const bytes = py('read_tensor', [ref(s.handle), ref(t.handle)]);
-  if (target && bytesOf(target).byteLength < bytes.byteLength) {
-    throw new TypeError(`readTensor: outputData has ${bytesOf(target).byteLength} bytes, the tensor has ${bytes.byteLength}`);
+  // Snapshot now: the read sees exactly the writes and dispatches issued before
+  // it. One copy: out of the heap now, or (BYOB) straight into outputData when
+  // the read settles, the snapshot pinned in the engine until then.
+  const reply = pyReply('read_tensor', [ref(s.handle), ref(t.handle), !!target]);
+  const length = reply.bytes[1];
+  const snapshot = target ? null : copyFromHeap(reply.bytes);
+  const unpin = () => { if (reply.pin) py('release', [reply.pin]); };
+  if (target && bytesOf(target).byteLength < length) {
+    unpin();
+    throw new TypeError(`readTensor: outputData has ${bytesOf(target).byteLength} bytes, the tensor has ${length}`);
   }
   // Settle later, rechecking: destroying the tensor or context meanwhile rejects.
   return new Promise((resolve, reject) => {
-    setTimeout(() => {
+    queueSettle(() => {
       try {
         settle();
       } catch (e) {
         reject(e);  // never leave a read pending
+      } finally {
+        unpin();
       }
-    }, 0);
+    });
     function settle() {
       if (s.destroyed || t.destroyed) {
-        reject(new DOMException('readTensor: the tensor or its context was destroyed before the read completed', 'InvalidStateError'));
+        reject(new SavedDOMException('readTensor: the tensor or its context was destroyed before the read completed', 'InvalidStateError'));
         return;
       }
       if (!target) {
-        resolve(bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer);
+        resolve(typedArrayBuffer(snapshot));
         return;
       }
       const view = bytesOf(target);
-      if (view.byteLength < bytes.byteLength) {
+      if (view.byteLength < length) {
         reject(new TypeError('readTensor: outputData was detached or shrunk before the read completed'));
         return;
       }
-      view.set(bytes);
+      typedArraySet(view, heapView(reply.bytes));
       resolve(undefined);
     }
   });
@@ -252,22 +291,25 @@ defineOperation(MLContext.prototype, 'compute', 3, promiseOperation(function (..
   const s = brand(this, 'MLContext', 'MLContext.compute');
   requireArgs(args, 3, 'MLContext.compute');
   const g = slotOf(args[0], 'MLGraph', 'compute: graph');
+  // MLNamedArrayBufferViews has no [AllowShared]: a view on a SharedArrayBuffer
+  // is the IDL's TypeError, before anything is computed, written or detached.
   const viewRecord = (v, w) => convertRecord(v, w, (x, ww) => {
-    if (!ArrayBuffer.isView(x)) throw new TypeError(`${ww} is not an ArrayBufferView`);
+    if (!isView(x)) throw new TypeError(`${ww} is not an ArrayBufferView`);
+    if (isSharedBuffer(x.buffer)) throw new TypeError(`${ww} is a view on a SharedArrayBuffer`);
     return x;
   });
   const inputs = viewRecord(args[1], 'compute: inputs');
   const outputs = viewRecord(args[2], 'compute: outputs');
   const temp = [];
   const bind = (views, descriptors, kind) => {
-    const bound = {};
-    for (const [name, view] of Object.entries(views)) {
-      const desc = descriptors[name];
+    const bound = new NamedRecord();
+    for (const [name, view] of views.entries) {
+      const desc = hasOwn(descriptors, name) ? descriptors[name] : undefined;
       if (!desc) throw new TypeError(`compute: the graph has no ${kind} named '${name}'`);
-      const h = py('create_tensor', [ref(s.handle), { ...desc, readable: true, writable: true }]);
-      temp.push(h);
-      bound[name] = ref(h);
-      if (kind === 'input') py('write_tensor', [ref(s.handle), ref(h)], copyBytes(view));
+      const h = py('create_tensor', [ref(s.handle), { dataType: desc.dataType, shape: desc.shape, readable: true, writable: true }]);
+      temp[temp.length] = h;
+      bound.entries[bound.entries.length] = [name, ref(h)];
+      if (kind === 'input') py('write_tensor', [ref(s.handle), ref(h)], bytesOf(view));
     }
     return bound;
   };
@@ -275,22 +317,23 @@ defineOperation(MLContext.prototype, 'compute', 3, promiseOperation(function (..
     const inBound = bind(inputs, g.inputs, 'input');
     const outBound = bind(outputs, g.outputs, 'output');
     py('dispatch', [ref(s.handle), ref(g.handle), inBound, outBound]);
-    for (const [name, view] of Object.entries(outputs)) {
-      const bytes = py('read_tensor', [ref(s.handle), outBound[name]]);
-      if (bytes.byteLength !== view.byteLength) throw new TypeError(`compute: output '${name}' has the wrong byte length`);
-      bytesOf(view).set(bytes);
+    for (const [name, view] of outputs.entries) {
+      const reply = pyReply('read_tensor', [ref(s.handle), outBound.get(name)]);
+      if (reply.bytes[1] !== view.byteLength) throw new TypeError(`compute: output '${name}' has the wrong byte length`);
+      typedArraySet(bytesOf(view), heapView(reply.bytes));
     }
   } finally {
     py('release', temp);
   }
   const transfer = (views) => {
     const out = {};
-    for (const [name, view] of Object.entries(views)) {
+    for (const [name, view] of views.entries) {
       const { byteOffset, constructor: Ctor } = view;
       const length = view.length === undefined ? view.byteLength : view.length;  // read before detaching
       const moved = typeof view.buffer.transfer === 'function' ? view.buffer.transfer()
         : structuredClone(view.buffer, { transfer: [view.buffer] });
-      out[name] = new Ctor(moved, byteOffset, length);
+      // CreateDataProperty: a name such as "__proto__" stays an own property.
+      defineDataProperty(out, name, new Ctor(moved, byteOffset, length));
     }
     return out;
   };
@@ -377,7 +420,8 @@ defineOperation(builderProto, 'constant', 1, function (...args) {
       throw new TypeError(`constant: a ${viewTypeName(buffer)} cannot hold ${desc.dataType} data`);
     }
   }
-  return newOperand(py('builder_constant', [ref(s.handle), desc], copyBytes(buffer)));
+  // The engine checks the size first, then copies once (never a copy of an oversized buffer).
+  return newOperand(py('builder_constant', [ref(s.handle), desc], bytesOf(buffer)));
 });
 
 defineOperation(builderProto, 'build', 1, promiseOperation(function (...args) {

@@ -5,8 +5,12 @@
 // importScripts() later.
 
 import { CONFIG, ENGINE_STATS, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.js';
-import { simdAttach, simdBeforeEngineLoad } from './simd.js';
+import { simdAttach } from './simd.js';
 import { forgetPrefetch, markTime, reportProgress, startRuntime } from './startup.js';
+import {
+  SavedDOMException, SavedUint8Array, jsonParse, typedArrayBuffer, typedArraySet,
+} from './intrinsics.js';
+import { encodeJson } from './webidl.js';
 
 if (IS_SERVICE_WORKER && typeof globalThis.loadPyodide !== 'function') {
   // Service workers cannot importScripts() after installation, and Pyodide
@@ -21,17 +25,35 @@ if (IS_SERVICE_WORKER && typeof globalThis.loadPyodide !== 'function') {
 
 let enginePromise = null;
 
+// A page whose Content-Security-Policy forbids compiling WebAssembly would make
+// Pyodide's start wait forever (a failed instantiation is only logged): fail
+// at once, saying what the policy needs.
+const EMPTY_WASM_MODULE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]);
+
+function checkWasmAllowed() {
+  try {
+    new WebAssembly.Module(EMPTY_WASM_MODULE);
+  } catch (e) {
+    throw new Error("this page may not compile WebAssembly: its Content-Security-Policy must allow 'wasm-unsafe-eval' "
+      + "(e.g. script-src 'self' 'wasm-unsafe-eval')");
+  }
+}
+
 async function startEngine() {
   const started = performance.now();
-  simdBeforeEngineLoad();
+  checkWasmAllowed();
   const pyodide = await startRuntime();
   const bridge = pyodide.pyimport('webnn_core.bridge');
+  const module = pyodide._module;
+  // Bytes into the engine: one copy from the page's buffer into the wasm heap
+  // (HEAPU8 is replaced when the heap grows: always take the current one).
+  bridge.set_heap_writer((source, address) => typedArraySet(module.HEAPU8, source, address));
   markTime('bridge');
   await simdAttach(pyodide);
   markTime('simd');
   ENGINE_STATS.startMs = performance.now() - started;
   reportProgress('ready');
-  return { pyodide, call: bridge.call };
+  return { pyodide, call: bridge.call, heap: () => module.HEAPU8 };
 }
 
 export function engine() {
@@ -53,23 +75,35 @@ export let ENGINE = null;  // set once started; builder calls are synchronous af
 function toJsError([name, message, detail]) {
   if (detail && CONFIG.debug) console.error(detail);
   if (name === 'TypeError') return new TypeError(message);
-  return new DOMException(message, name);
+  return new SavedDOMException(message, name);
 }
 
-// Call into webnn_core.bridge. `args` are JSON-able (objects with handles are
-// passed as {$o: handle}); `data` an optional Uint8Array. Throws the mapped error.
+// Call into webnn_core.bridge and return its whole reply ({ok} or, for byte
+// results, {bytes: [address, length], pin?}). `args` are JSON-able (objects
+// with handles are passed as {$o: handle}, records as NamedRecord); `data` an
+// optional Uint8Array the engine copies once. Throws the mapped error.
+export function pyReply(method, args, data) {
+  const reply = jsonParse(ENGINE.call(method, encodeJson(args), data));
+  if (reply.error) throw toJsError(reply.error);
+  return reply;
+}
+
+// The same, returning the result: for byte results a Uint8Array copy.
 export function py(method, args, data) {
-  const result = ENGINE.call(method, JSON.stringify(args), data);
-  if (typeof result === 'string') {
-    const parsed = JSON.parse(result);
-    if (parsed.error) throw toJsError(parsed.error);
-    return parsed.ok;
-  }
-  try {
-    return result.toJs();  // bytes -> Uint8Array (a copy)
-  } finally {
-    result.destroy();
-  }
+  const reply = pyReply(method, args, data);
+  return reply.bytes ? copyFromHeap(reply.bytes) : reply.ok;
+}
+
+// The engine's bytes at [address, address + length) of the wasm heap. Addresses
+// are unsigned JS numbers: right anywhere in a 4 GiB heap.
+export function heapView([address, length]) {
+  return new SavedUint8Array(typedArrayBuffer(ENGINE.heap()), address, length);
+}
+
+export function copyFromHeap(location) {
+  const out = new SavedUint8Array(location[1]);
+  typedArraySet(out, heapView(location));
+  return out;
 }
 
 export function ref(handle) {

@@ -2,8 +2,10 @@
 // built from csrc/) that shares Pyodide's linear memory and works in place on
 // numpy buffers: Python passes array addresses, the module reads and writes
 // them directly (no copies). Pyodide 0.27 does not expose its
-// WebAssembly.Memory, so it is captured from the import object Pyodide hands
-// to WebAssembly.instantiate(Streaming) while the engine loads.
+// WebAssembly.Memory: startup.js instantiates pyodide.asm.wasm itself (its
+// instantiateWasm hook) and keeps the memory from that import object, so it is
+// Pyodide's by construction. Nothing global (WebAssembly.instantiate) is ever
+// wrapped: a page's own wasm modules are none of our business.
 //
 // Two builds of the same kernels: webnn-kernels-relaxed.wasm (relaxed SIMD:
 // f32x4.relaxed_madd, a fused multiply-add on CPUs with one) where the
@@ -21,7 +23,7 @@ import { ENGINE_MEMORY, RuntimeIntegrityError, fetchVerified } from './startup.j
 
 // fastPaths: the setting every new context's cpu backend starts with (each
 // context owns its switch; engineStats.kernels.setFastPaths(ctx, on) flips one).
-const SIMD = { memory: null, restore: null, fastPaths: true };
+const SIMD = { fastPaths: true };
 
 // The backend options a new context gets from the page's setting.
 export function defaultBackendOptions() {
@@ -43,50 +45,6 @@ function simdSetting() {
   if (value === false || ['0', 'false', 'off', 'no'].includes(value)) return false;
   if (value === 'simd128' || value === 'simd') return 'simd128';
   return true;
-}
-
-// Called just before loadPyodide(): wrap WebAssembly.instantiate(Streaming)
-// to see Pyodide's memory go by (restored in simdAttach).
-export function simdBeforeEngineLoad() {
-  const WA = globalThis.WebAssembly;
-  if (!WA || SIMD.memory || SIMD.restore) return;
-  const orig = { instantiate: WA.instantiate, instantiateStreaming: WA.instantiateStreaming };
-  const fromImports = (imports) => {
-    try {
-      const m = imports && imports.env && imports.env.memory;
-      if (!SIMD.memory && m instanceof WA.Memory) {
-        SIMD.memory = m;
-        if (SIMD.restore) SIMD.restore();  // seen it: unwrap at once
-      }
-    } catch (e) { /* not ours to worry about */ }
-  };
-  const fromResult = (result) => {
-    try {  // an engine that exports its memory instead of importing it
-      const instance = result && (result.instance || result);
-      const exports = instance && instance.exports;
-      if (!SIMD.memory && exports) {
-        for (const value of Object.values(exports)) {
-          if (value instanceof WA.Memory) { SIMD.memory = value; break; }
-        }
-      }
-    } catch (e) { /* ignore */ }
-    return result;
-  };
-  WA.instantiate = function (source, imports, ...rest) {
-    fromImports(imports);
-    return orig.instantiate.call(this, source, imports, ...rest).then(fromResult);
-  };
-  if (typeof orig.instantiateStreaming === 'function') {
-    WA.instantiateStreaming = function (source, imports, ...rest) {
-      fromImports(imports);
-      return orig.instantiateStreaming.call(this, source, imports, ...rest).then(fromResult);
-    };
-  }
-  SIMD.restore = () => {
-    WA.instantiate = orig.instantiate;
-    if (typeof orig.instantiateStreaming === 'function') WA.instantiateStreaming = orig.instantiateStreaming;
-    SIMD.restore = null;
-  };
 }
 
 function pyToJs(value) {
@@ -124,15 +82,14 @@ async function loadKernelModule(memory, allowRelaxed) {
 
 // Called once numpy and webnn_core are loaded.
 export async function simdAttach(pyodide) {
-  if (SIMD.restore) SIMD.restore();
-  if (!SIMD.memory) SIMD.memory = ENGINE_MEMORY.memory;  // startup.js saw Pyodide's memory
+  const memory = ENGINE_MEMORY.memory;  // startup.js took it from Pyodide's own instantiation
   const fast = pyodide.pyimport('webnn_core.backends.cpu.fast');
   const setting = simdSetting();
   SIMD.fastPaths = setting !== false;
   let status;
   try {
-    if (!SIMD.memory) throw new Error("Pyodide's WebAssembly.Memory was not captured");
-    const exports = await loadKernelModule(SIMD.memory, setting !== 'simd128');
+    if (!memory) throw new Error("Pyodide's WebAssembly.Memory was not captured");
+    const exports = await loadKernelModule(memory, setting !== 'simd128');
     status = pyToJs(fast.attach_wasm(exports));
   } catch (e) {
     if (e instanceof RuntimeIntegrityError) throw e;  // fails the start, naming the file

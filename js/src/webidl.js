@@ -4,6 +4,10 @@
 // length, brand checks, "get x" accessors, Symbol.toStringTag).
 
 import { IDL_ALIASES, IDL_DICTS, IDL_ENUMS } from './idl_tables.js';
+import {
+  SavedArrayBuffer, SavedSharedArrayBuffer, SavedUint8Array, charCodeAt, isArray, isView, numberIsFinite,
+  numberToString, objectKeys, reflectGetOwnPropertyDescriptor, reflectOwnKeys,
+} from './intrinsics.js';
 
 const MAX_U32 = 4294967295;
 
@@ -11,10 +15,18 @@ function typeError(message) {
   return new TypeError(message);
 }
 
+// WebIDL's ToNumber: unary plus, which (unlike Number()) throws a TypeError for
+// a BigInt, also one an object yields (Object(1n), {valueOf: () => 1n}).
 function toNumber(value, what) {
   if (typeof value === 'bigint') throw typeError(`${what}: cannot convert a BigInt to a number`);
   if (typeof value === 'symbol') throw typeError(`${what}: cannot convert a Symbol to a number`);
-  return Number(value);
+  if (!isObjectLike(value)) return +value;
+  try {
+    return +value;
+  } catch (e) {
+    if (e instanceof TypeError) throw typeError(`${what}: cannot convert the value to a number (${e.message})`);
+    throw e;  // the page's own valueOf/toString threw: rethrow it as is
+  }
 }
 
 function enforceRange(value, lo, hi, what) {
@@ -146,32 +158,100 @@ function convertDictionary(name, value, what) {
   return out;
 }
 
+// A converted record<USVString, T>: its [key, value] pairs in order. Never a
+// plain object, so keys such as "__proto__" or the bridge's tags stay data.
+export class NamedRecord {
+  constructor() { this.entries = []; }
+  get(key) {
+    for (const entry of this.entries) if (entry[0] === key) return entry[1];
+    return undefined;
+  }
+}
+
 export function convertRecord(value, what, convertValue) {
   if (!isObjectLike(value)) throw typeError(`${what}: expected an object (record)`);
-  const out = {};
-  for (const key of Reflect.ownKeys(value)) {
+  const out = new NamedRecord();
+  const keys = reflectOwnKeys(value);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
     if (typeof key !== 'string') continue;
-    const desc = Reflect.getOwnPropertyDescriptor(value, key);
+    const desc = reflectGetOwnPropertyDescriptor(value, key);
     if (!desc || !desc.enumerable) continue;
-    out[toUSVString(key, what)] = convertValue(value[key], `${what}['${key}']`);
+    const name = toUSVString(key, what);
+    const converted = convertValue(value[key], `${what}['${key}']`);
+    // Keys are unique after USVString conversion except for lone surrogates: the last one wins.
+    const entries = out.entries;
+    let j = 0;
+    while (j < entries.length && entries[j][0] !== name) j++;
+    entries[j] = [name, converted];
   }
   return out;
 }
 
+// The bridge's JSON, written by hand: ASCII only (non-ASCII escaped, so no text
+// conversion in the engine can mangle it), records as tagged pair lists, and
+// nothing of the page's (no toJSON, no replaced JSON.stringify) is consulted.
+export function encodeJson(value) {
+  if (value === null || value === undefined) return 'null';
+  switch (typeof value) {
+    case 'number': return numberIsFinite(value) ? `${value}` : 'null';
+    case 'boolean': return value ? 'true' : 'false';
+    case 'string': return encodeJsonString(value);
+    case 'bigint': return `${value}`;
+    default: break;
+  }
+  let out;
+  if (value instanceof NamedRecord) {
+    out = '{"$r":[';
+    const entries = value.entries;
+    for (let i = 0; i < entries.length; i++) {
+      out += `${i ? ',' : ''}[${encodeJsonString(entries[i][0])},${encodeJson(entries[i][1])}]`;
+    }
+    return `${out}]}`;
+  }
+  if (isArray(value)) {
+    out = '[';
+    for (let i = 0; i < value.length; i++) out += `${i ? ',' : ''}${encodeJson(value[i])}`;
+    return `${out}]`;
+  }
+  out = '{';
+  const keys = objectKeys(value);
+  for (let i = 0; i < keys.length; i++) {
+    out += `${i ? ',' : ''}${encodeJsonString(keys[i])}:${encodeJson(value[keys[i]])}`;
+  }
+  return `${out}}`;
+}
+
+function encodeJsonString(s) {
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const c = charCodeAt(s, i);
+    if (c === 0x22) out += '\\"';
+    else if (c === 0x5c) out += '\\\\';
+    else if (c >= 0x20 && c < 0x7f) out += s[i];
+    else out += `\\u${numberToString(c + 0x10000, 16).slice(1)}`;
+  }
+  return `${out}"`;
+}
+
 // AllowSharedBufferSource: an ArrayBuffer, a SharedArrayBuffer, or a view on either.
 export function toBufferSource(value, what) {
-  if (ArrayBuffer.isView(value)) return value;
-  if (value instanceof ArrayBuffer) return value;
-  if (typeof SharedArrayBuffer !== 'undefined' && value instanceof SharedArrayBuffer) return value;
+  if (isView(value)) return value;
+  if (value instanceof SavedArrayBuffer) return value;
+  if (SavedSharedArrayBuffer && value instanceof SavedSharedArrayBuffer) return value;
   throw typeError(`${what}: expected an ArrayBuffer, SharedArrayBuffer or ArrayBufferView`);
+}
+
+export function isSharedBuffer(buffer) {
+  return !!SavedSharedArrayBuffer && buffer instanceof SavedSharedArrayBuffer;
 }
 
 // The bytes of a buffer source as a Uint8Array (a detached one has length 0).
 export function bytesOf(source) {
-  const buffer = ArrayBuffer.isView(source) ? source.buffer : source;
-  if (buffer.detached === true) return new Uint8Array(0);
-  if (ArrayBuffer.isView(source)) return new Uint8Array(buffer, source.byteOffset, source.byteLength);
-  return new Uint8Array(source);
+  const buffer = isView(source) ? source.buffer : source;
+  if (buffer.detached === true) return new SavedUint8Array(0);
+  if (isView(source)) return new SavedUint8Array(buffer, source.byteOffset, source.byteLength);
+  return new SavedUint8Array(source);
 }
 
 export function requireArgs(args, count, what) {

@@ -1,30 +1,104 @@
 """The JS shim's single door into the core.
 
 JS calls `call(method, payload, data=None)`:
-  * `payload` is a JSON array of arguments, already WebIDL-converted by JS.
-    Tagged objects carry what JSON cannot: {"$o": h} an object handle
+  * `payload` is an ASCII JSON array of arguments, already WebIDL-converted by
+    JS. Tagged objects carry what JSON cannot: {"$o": h} an object handle
     (operand, builder, graph, tensor, context), {"$n": "NaN"|"Infinity"|
-    "-Infinity"|"-0"} a special double, {"$i": "123"} a bigint.
-  * `data` is an optional byte buffer (JS Uint8Array, bytes in CPython) for
-    constant() and writeTensor().
-It returns a JSON string {"ok": result} or {"error": [jsErrorName, message]},
-or raw `bytes` for a successful readTensor. Handles are plain integers; JS
-keeps them in its wrapper objects and releases them with `release`.
+    "-Infinity"|"-0"} a special double, {"$i": "123"} a bigint, and
+    {"$r": [[key, value], ...]} a record. Records never travel as JSON objects,
+    so no name a page chooses ("$o", "__proto__", ...) is ever read as a tag.
+  * `data` is an optional byte buffer for constant(), writeTensor() and the
+    NNEF loader: a JS typed array (a JsProxy in Pyodide) or bytes in CPython.
+    It is copied once, straight into the array that keeps it, after its size
+    was checked (see `set_heap_writer`).
+It returns a JSON string: {"ok": result}, {"error": [jsErrorName, message]},
+or for byte results {"ok": null, "bytes": [address, length]}: JS copies those
+bytes out of the wasm heap itself, at once (the array stays alive until the
+next call), or later for a read pinned with a handle (released by JS).
+
+Handles are plain integers; JS keeps them in its wrapper objects and releases
+them with `release` (destroying the tensor or graph behind them) once the JS
+object is collected. A builder's operand handles are released when it builds.
+Messages never carry Python internals (exception names, tracebacks,
+addresses): an engine bug is reported as a generic error, its traceback only
+as a detail JS logs in debug mode.
 """
 from __future__ import annotations
 
 import json
 import math
 import traceback
+import weakref
 
+import numpy as np
+
+from . import dtypes
 from .builder import GraphBuilder
-from .context import Context
-from .errors import OperationError, WebNNError, WebNNTypeError
+from .context import Context, Tensor
+from .errors import OperationError, UnknownError, WebNNError, WebNNTypeError
 from .graph import Graph, Operand
 
 _objects: dict = {}
 _next_handle = [0]
 _SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf, "-0": -0.0}
+# Operand handles per builder, released when it builds or is collected.
+_builder_operands: "weakref.WeakKeyDictionary[GraphBuilder, list]" = weakref.WeakKeyDictionary()
+# The byte result of the last call, kept alive until JS has copied it out.
+_last_out: list = [None]
+# JS function (typed array, address) -> None copying the array into the wasm heap.
+_heap_writer: list = [None]
+
+
+class _Released:
+    """What a released handle decodes to: never an operand of any builder,
+    so using one is the builder's ordinary 'not an operand of this builder' TypeError."""
+
+    def __repr__(self):
+        return "a released object"
+
+
+_RELEASED = _Released()
+
+
+def set_heap_writer(writer) -> None:
+    """Pyodide: JS's `(typedArray, address) => HEAPU8.set(typedArray, address)`.
+    Done in JS with unsigned addresses, so it is right anywhere in a 4 GiB heap
+    (Pyodide's own conversions go wrong past 2 GiB)."""
+    _heap_writer[0] = writer
+
+
+class _JsSource:
+    """Bytes still in a JS typed array (dtypes.ByteSource protocol)."""
+
+    def __init__(self, proxy):
+        self._proxy = proxy
+        self.nbytes = int(proxy.byteLength)
+
+    def read_into(self, out: np.ndarray) -> None:
+        if self.nbytes:
+            _heap_writer[0](self._proxy, int(out.__array_interface__["data"][0]))
+
+    def to_bytes(self) -> bytes:
+        out = np.empty(self.nbytes, np.uint8)
+        self.read_into(out)
+        return out.tobytes()
+
+
+def _source(data):
+    if data is None:
+        return None
+    if hasattr(data, "byteLength") and _heap_writer[0] is not None:
+        return _JsSource(data)
+    to_bytes = getattr(data, "to_bytes", None)  # a JsProxy without a heap writer
+    return dtypes.ByteSource(to_bytes() if to_bytes is not None else data)
+
+
+class _Bytes:
+    """A byte result: a C-contiguous uint8 array JS copies out of the heap."""
+
+    def __init__(self, array: np.ndarray, pin: bool = False):
+        self.array = array
+        self.pin = pin
 
 
 def _register(obj) -> int:
@@ -34,24 +108,27 @@ def _register(obj) -> int:
 
 
 def _decode(d: dict):
-    if "$o" in d:
-        return _objects.get(d["$o"])
-    if "$n" in d:
-        return _SPECIAL[d["$n"]]
-    if "$i" in d:
-        return int(d["$i"])
+    if len(d) == 1:
+        if "$o" in d:
+            return _objects.get(d["$o"], _RELEASED)
+        if "$n" in d:
+            return _SPECIAL[d["$n"]]
+        if "$i" in d:
+            return int(d["$i"])
+        if "$r" in d:
+            return dict(d["$r"])
     return d
 
 
 def _operand_info(operand: Operand):
-    return [_register(operand), operand.dtype, list(operand.shape)]
+    handle = _register(operand)
+    _builder_operands.setdefault(operand.builder, []).append(handle)
+    return [handle, operand.dtype, list(operand.shape)]
 
 
-def _bytes_of(data):
-    if data is None:
-        return None
-    to_bytes = getattr(data, "to_bytes", None)  # a Pyodide JsProxy of a typed array
-    return to_bytes() if to_bytes is not None else data
+def _forget_operands(builder) -> None:
+    for h in _builder_operands.pop(builder, ()):
+        _objects.pop(h, None)
 
 
 # -- methods ------------------------------------------------------------------
@@ -101,11 +178,13 @@ def builder_op(builder, name, args, options):
 
 def builder_build(builder, outputs):
     graph = builder.build(outputs)
+    # Built: no operand of this builder can be used again; the graph holds what it needs.
+    _forget_operands(builder)
     return {"graph": _register(graph), "inputs": graph.input_descriptors, "outputs": graph.output_descriptors}
 
 
 def destroy_graph(graph: Graph):
-    graph.destroyed = True
+    graph.destroy()
 
 
 def create_tensor(context, descriptor):
@@ -116,8 +195,11 @@ def write_tensor(context, tensor, data):
     context.write_tensor(tensor, data)
 
 
-def read_tensor(context, tensor):
-    return context.read_tensor(tensor)  # bytes: returned raw, not as JSON
+def read_tensor(context, tensor, pin=False):
+    """The snapshot's bytes; `pin`: keep them under a handle until JS releases it
+    (a read into the page's buffer copies when it settles, not now)."""
+    view = context.read_view(tensor)
+    return _Bytes(view, pin)
 
 
 def destroy_tensor(tensor):
@@ -150,15 +232,19 @@ def kernel_debug(context, action, *args):
 
 
 def release(*handles):
+    """JS collected the objects behind these handles (or is done with a pin):
+    forget them, and free a tensor's or graph's arrays now."""
     for h in handles:
-        _objects.pop(h, None)
+        obj = _objects.pop(h, None)
+        if isinstance(obj, (Tensor, Graph)):
+            obj.destroy()
 
 
-def release_builder(builder):
+def release_builder(handle):
     """Forget a builder and every operand handle it produced (graphs keep what they need)."""
-    for h, obj in list(_objects.items()):
-        if obj is builder or (isinstance(obj, Operand) and obj.builder is builder):
-            del _objects[h]
+    builder = _objects.pop(handle, None)
+    if builder is not None:
+        _forget_operands(builder)
 
 
 METHODS = {f.__name__: f for f in (
@@ -169,19 +255,34 @@ METHODS = {f.__name__: f for f in (
 _TAKES_DATA = {"builder_constant", "write_tensor", "create_constant_tensor"}
 
 
+def _reply_bytes(result: _Bytes) -> str:
+    array = result.array
+    address = int(array.__array_interface__["data"][0])
+    reply = {"ok": None, "bytes": [address, int(array.nbytes)]}
+    if result.pin:
+        reply["pin"] = _register(array)
+    else:
+        _last_out[0] = array
+    return json.dumps(reply)
+
+
 def call(method: str, payload: str, data=None):
+    _last_out[0] = None
     try:
         args = json.loads(payload, object_hook=_decode)
         if method in _TAKES_DATA:
-            args.append(_bytes_of(data))
+            args.append(_source(data))
         result = METHODS[method](*args)
-        if isinstance(result, bytes):
-            return result
+        if isinstance(result, _Bytes):
+            return _reply_bytes(result)
         return json.dumps({"ok": result}, allow_nan=False)
     except WebNNError as e:
         return json.dumps({"error": [e.js_name, e.message]})
-    except Exception as e:  # an engine bug: surface it, never hang or crash the page
-        err = OperationError(f"{method}: internal error: {type(e).__name__}: {e}")
+    except MemoryError:
+        err = UnknownError(f"{method}: out of memory")
+        return json.dumps({"error": [err.js_name, err.message]})
+    except Exception:  # an engine bug: surface it, never hang or crash the page
+        err = OperationError(f"{method}: internal error in the WebNN engine (details with webnnPolyfill.config.debug)")
         return json.dumps({"error": [err.js_name, err.message, traceback.format_exc()]})
 
 
@@ -189,7 +290,8 @@ def call(method: str, payload: str, data=None):
 def nnef_load(context, manifest, options, data):
     from .nnef2 import jsapi  # tells 1.0 from 2.0 by content
 
-    model, info = jsapi.load(context, manifest, options, data)
+    raw = data.to_bytes() if data is not None else None
+    model, info = jsapi.load(context, manifest, options, raw)
     return {"graph": _register(model.graph), **info}
 
 
@@ -210,8 +312,8 @@ def nnef_export_archive(graph, name, version="1.0"):
     from .nnef import jsapi
     from .nnef2 import jsapi as jsapi2
 
-    # bytes: returned raw
-    return jsapi2.export_archive(graph, name) if version == "2.0" else jsapi.export_archive(graph, name)
+    archive = jsapi2.export_archive(graph, name) if version == "2.0" else jsapi.export_archive(graph, name)
+    return _Bytes(np.frombuffer(archive, np.uint8))
 
 
 METHODS.update({f.__name__: f for f in (nnef_load, nnef_required_files, nnef_export, nnef_export_archive)})
@@ -222,7 +324,8 @@ _TAKES_DATA.add("nnef_load")
 def xla_load(context, text, weights_kind, manifest, data):
     from .xla import jsapi
 
-    model, info = jsapi.load(context, text, weights_kind, manifest, data)
+    raw = data.to_bytes() if data is not None else None  # a byte source (_source)
+    model, info = jsapi.load(context, text, weights_kind, manifest, raw)
     return {"graph": _register(model.graph), **info}
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes, schema
-from .errors import Invalid, InvalidStateError, WebNNTypeError
+from .errors import Invalid, InvalidStateError, UnknownError, WebNNTypeError
 from .graph import Graph, Node, Operand, normalise_call
 from .ops import ops
 from .registry import MAX_RANK
@@ -188,6 +188,7 @@ class GraphBuilder:
         graph = Graph(self.context, dict(outputs))
         graph.plan = self.context.backend.plan(graph)
         self.built = True
+        self.context.adopt_graph(graph)
         return graph
 
 
@@ -212,6 +213,13 @@ def _check_ranks(op, operands: dict) -> None:
 
 
 def _array_from(dtype, shape, data, what):
+    if hasattr(data, "read_into"):  # a dtypes.ByteSource: size checked before the one copy
+        if data.nbytes != dtypes.byte_length(dtype, shape):
+            raise WebNNTypeError(f"{what}: the buffer has {data.nbytes} bytes, the descriptor needs {dtypes.byte_length(dtype, shape)}")
+        try:
+            return dtypes.from_source(dtype, shape, data)
+        except MemoryError:
+            raise UnknownError(f"{what}: could not allocate {data.nbytes} bytes") from None
     if isinstance(data, np.ndarray):
         if data.dtype != dtypes.numpy_dtype(dtype) or data.shape != tuple(shape):
             if data.size != dtypes.element_count(shape):

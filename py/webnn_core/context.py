@@ -4,15 +4,24 @@ Execution is synchronous in call order: `dispatch` runs the graph before it
 returns, `write_tensor` copies at call time, `read_tensor` snapshots at call
 time. That alone gives the MLTensor timeline its required ordering; the JS shim
 adds the promise settling and the destroy-while-pending rechecks.
+
+A tensor's array is never written in place: writes and dispatches replace it.
+So a read snapshot is the array itself, and a dispatch output may share memory
+with an input or a constant without a copy.
+
+A context owns its tensors and graphs: destroying it destroys them, and
+destroying either frees its arrays at once.
 """
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
 from . import dtypes, schema
 from .backends import create_backend
 from .builder import MAX_TENSOR_BYTE_LENGTH, GraphBuilder, check_descriptor
-from .errors import Invalid, InvalidStateError, NotSupportedError, WebNNTypeError
+from .errors import Invalid, InvalidStateError, NotSupportedError, UnknownError, WebNNTypeError
 from .ops import ops
 from .registry import MAX_RANK
 
@@ -30,7 +39,10 @@ class Tensor:
         self.writable = bool(writable)
         self.destroyed = False
         # The backend's storage (numpy for cpu), zero-initialised as the tests expect.
-        self.data = context.backend.allocate(dtype, self.shape)
+        try:
+            self.data = context.backend.allocate(dtype, self.shape)
+        except MemoryError:
+            raise UnknownError(f"createTensor: could not allocate {dtypes.byte_length(dtype, shape)} bytes") from None
 
     @property
     def descriptor(self):
@@ -59,6 +71,9 @@ class Context:
         self.device_type = device_type
         self.power_preference = power_preference
         self.destroyed = False
+        # What destroy() must release (weak: a collected tensor or graph frees itself).
+        self._tensors = weakref.WeakSet()
+        self._graphs = weakref.WeakSet()
         try:
             self.backend = create_backend(device_type, options, gpu_device)
         except ValueError as e:
@@ -94,7 +109,13 @@ class Context:
             shape = check_descriptor(descriptor["dataType"], descriptor["shape"], self.io_types["input"], "createTensor")
         except Invalid as e:
             raise WebNNTypeError(str(e)) from None
-        return Tensor(self, descriptor["dataType"], shape, descriptor.get("readable", False), descriptor.get("writable", False))
+        tensor = Tensor(self, descriptor["dataType"], shape, descriptor.get("readable", False), descriptor.get("writable", False))
+        self._tensors.add(tensor)
+        return tensor
+
+    def adopt_graph(self, graph) -> None:
+        """Called by the builder: the graph is destroyed with this context."""
+        self._graphs.add(graph)
 
     def create_constant_tensor(self, descriptor: dict, data) -> Tensor:
         """createConstantTensor(): neither readable nor writable, filled now from `data`
@@ -107,21 +128,25 @@ class Context:
             raise WebNNTypeError(str(e)) from None
         tensor = Tensor(self, descriptor["dataType"], shape, False, False, constant=True)
         self._fill(tensor, data, "createConstantTensor")
+        self._tensors.add(tensor)
         return tensor
 
     def _check_tensor(self, tensor, what):
+        # The ED's order: wrong context, destroyed (both TypeError), then lost context.
         if not isinstance(tensor, Tensor) or tensor.context is not self:
             raise WebNNTypeError(f"{what}: the tensor belongs to another context")
+        if tensor.destroyed and not self.destroyed:
+            raise WebNNTypeError(f"{what}: the tensor is destroyed")
         self._check_alive(what)
-        if tensor.destroyed:
-            raise InvalidStateError(f"{what}: the tensor is destroyed")
 
     def write_tensor(self, tensor: Tensor, data) -> None:
-        """Copy `data` (bytes-like of exactly the tensor's byte length, or a
-        numpy array of its shape) into the tensor now."""
+        """Copy `data` (bytes-like or a dtypes.ByteSource of exactly the tensor's
+        byte length, or a numpy array of its shape) into the tensor now."""
         self._check_tensor(tensor, "writeTensor")
         if tensor.constant:
             raise WebNNTypeError("writeTensor: a constant tensor is not writable")
+        if not tensor.writable:
+            raise WebNNTypeError("writeTensor: the tensor is not writable (it was created without writable: true)")
         self._fill(tensor, data, "writeTensor")
 
     def _fill(self, tensor: Tensor, data, what: str) -> None:
@@ -131,18 +156,32 @@ class Context:
             array = np.array(data, dtype=dtypes.numpy_dtype(tensor.dtype)).reshape(tensor.shape)
             tensor.data = self.backend.write(tensor.data, array)
             return
-        view = memoryview(data).cast("B")
+        source = data if hasattr(data, "read_into") else dtypes.ByteSource(data)
         expected = dtypes.byte_length(tensor.dtype, tensor.shape)
-        if view.nbytes != expected:
-            raise WebNNTypeError(f"{what}: the source has {view.nbytes} bytes, the tensor has {expected}")
-        tensor.data = self.backend.write(tensor.data, dtypes.from_bytes(tensor.dtype, tensor.shape, view))
+        if source.nbytes != expected:
+            raise WebNNTypeError(f"{what}: the source has {source.nbytes} bytes, the tensor has {expected}")
+        try:
+            array = dtypes.from_source(tensor.dtype, tensor.shape, source)
+        except MemoryError:
+            raise UnknownError(f"{what}: could not allocate {expected} bytes") from None
+        tensor.data = self.backend.write(tensor.data, array)
 
-    def read_tensor(self, tensor: Tensor) -> bytes:
-        """The tensor's contents as raw bytes, as of now."""
+    def read_view(self, tensor: Tensor) -> np.ndarray:
+        """The tensor's contents as of now: a C-contiguous uint8 array that is
+        never written again (no copy when the data already is contiguous)."""
         self._check_tensor(tensor, "readTensor")
         if tensor.constant:
             raise WebNNTypeError("readTensor: a constant tensor is not readable")
-        return dtypes.to_bytes(tensor.dtype, self.backend.read(tensor.data))
+        if not tensor.readable:
+            raise WebNNTypeError("readTensor: the tensor is not readable (it was created without readable: true)")
+        try:
+            return dtypes.contiguous_bytes(tensor.dtype, self.backend.read(tensor.data))
+        except MemoryError:
+            raise UnknownError("readTensor: could not allocate the bytes to read") from None
+
+    def read_tensor(self, tensor: Tensor) -> bytes:
+        """The tensor's contents as raw bytes, as of now."""
+        return self.read_view(tensor).tobytes()
 
     def read_array(self, tensor: Tensor) -> np.ndarray:
         self._check_tensor(tensor, "readTensor")
@@ -211,4 +250,9 @@ class Context:
         return {name: np.array(v, copy=True) for name, v in results.items()}
 
     def destroy(self):
+        """The spec's "lose" steps: every tensor and graph of the context is destroyed."""
         self.destroyed = True
+        for tensor in list(self._tensors):
+            tensor.destroy()
+        for graph in list(self._graphs):
+            graph.destroy()

@@ -86,6 +86,45 @@ def from_bytes(dtype: str, shape, data) -> np.ndarray:
     return raw.view(NUMPY[dtype]).reshape(shape).copy()
 
 
+class ByteSource:
+    """Bytes that are copied exactly once, straight into the array that keeps them.
+
+    `nbytes` is known before anything is allocated (so sizes are checked first);
+    `read_into(out)` fills a contiguous uint8 array. This class wraps Python
+    buffers; the JS bridge has its own (bytes still in a JS ArrayBuffer)."""
+
+    def __init__(self, data):
+        self._view = memoryview(data).cast("B")
+        self.nbytes = self._view.nbytes
+
+    def read_into(self, out: np.ndarray) -> None:
+        out[...] = np.frombuffer(self._view, dtype=np.uint8)
+
+    def to_bytes(self) -> bytes:
+        return self._view.tobytes()
+
+
+def from_source(dtype: str, shape, source) -> np.ndarray:
+    """Decode a ByteSource (of exactly the descriptor's byte length) into a new array,
+    copying the bytes once."""
+    shape = tuple(shape)
+    if dtype in FOUR_BIT:
+        raw = np.empty(byte_length(dtype, shape), np.uint8)
+        source.read_into(raw)
+        return from_bytes(dtype, shape, raw)  # unpacking nibbles makes the array
+    out = np.empty(shape, NUMPY[dtype])
+    source.read_into(out.reshape(-1).view(np.uint8))
+    return out
+
+
+def contiguous_bytes(dtype: str, array: np.ndarray) -> np.ndarray:
+    """The array's bytes as a C-contiguous uint8 array, without copying when it
+    already is one (a reader copies them out once)."""
+    if dtype in FOUR_BIT:
+        return np.frombuffer(to_bytes(dtype, array), np.uint8)
+    return np.ascontiguousarray(array, dtype=NUMPY[dtype]).reshape(-1).view(np.uint8)
+
+
 def to_bytes(dtype: str, array: np.ndarray) -> bytes:
     """Encode an array as the raw little-endian buffer JS sees."""
     if dtype in FOUR_BIT:

@@ -33,5 +33,9 @@ class NotSupportedError(WebNNError):
     js_name = "NotSupportedError"
 
 
+class UnknownError(WebNNError):
+    js_name = "UnknownError"
+
+
 class Invalid(Exception):
     """Raised by op validation; the builder turns it into a labelled TypeError."""

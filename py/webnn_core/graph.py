@@ -157,6 +157,22 @@ class Graph:
         self.outputs: dict[str, Operand] = dict(named_outputs)
         self.plan = None  # the context's backend's plan, set by build()
 
+    def destroy(self):
+        """Free the plan and the constants now. Nodes and operands point at each
+        other, so without this they would wait for Python's cycle collector."""
+        self.destroyed = True
+        plan_nodes = getattr(self.plan, "nodes", None) or []  # a backend's compiled copies
+        nodes = {id(n): n for n in [*self.nodes, *plan_nodes]}
+        nodes.update((id(n), n) for n in reachable_nodes(self.outputs.values()))
+        for node in nodes.values():
+            for operand in node.inputs:
+                if operand is not None and operand.kind == "constant":
+                    operand.value = None
+            for slot, empty in (("inputs", []), ("outputs", []), ("operands", {}), ("attrs", {})):
+                if hasattr(node, slot):
+                    setattr(node, slot, empty)
+        self.nodes, self.constants, self.plan = [], {}, None
+
     @property
     def input_descriptors(self):
         return {n: o.descriptor for n, o in self.inputs.items()}

@@ -1,4 +1,5 @@
 """Byte codecs, MLNumber casting (SPEC §8.2) and the JS bridge protocol."""
+import ctypes
 import json
 import math
 
@@ -43,8 +44,11 @@ def test_cast_number_to_floats():
 
 
 def call(method, *args, data=None):
-    out = bridge.call(method, json.dumps(list(args)), data)
-    return out if isinstance(out, bytes) else json.loads(out)
+    reply = json.loads(bridge.call(method, json.dumps(list(args)), data))
+    if "bytes" in reply:  # JS copies these out of the heap; here ctypes does
+        address, length = reply["bytes"]
+        return ctypes.string_at(address, length)
+    return reply
 
 
 def test_bridge_round_trip_and_error_mapping():
@@ -58,8 +62,8 @@ def test_bridge_round_trip_and_error_mapping():
     assert err["error"][0] == "TypeError" and "[L]" in err["error"][1]
     g = call("builder_build", {"$o": b}, {"y": {"$o": y[0]}})["ok"]
     assert g["inputs"] == {"x": {"dataType": "float32", "shape": [2]}}
-    t_in = call("create_tensor", {"$o": ctx}, {"dataType": "float32", "shape": [2]})["ok"]
-    t_out = call("create_tensor", {"$o": ctx}, {"dataType": "float32", "shape": [2]})["ok"]
+    t_in = call("create_tensor", {"$o": ctx}, {"dataType": "float32", "shape": [2], "writable": True})["ok"]
+    t_out = call("create_tensor", {"$o": ctx}, {"dataType": "float32", "shape": [2], "readable": True})["ok"]
     call("write_tensor", {"$o": ctx}, {"$o": t_in}, data=np.array([-3, 4], np.float32).tobytes())
     call("dispatch", {"$o": ctx}, {"$o": g["graph"]}, {"x": {"$o": t_in}}, {"y": {"$o": t_out}})
     raw = call("read_tensor", {"$o": ctx}, {"$o": t_out})

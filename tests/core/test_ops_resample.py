@@ -40,9 +40,10 @@ def naive_resample(x, mode, axes, out_sizes, scales):
             src[axes[0]], src[axes[1]] = i0, i1
             return float(x[tuple(src)])
 
-        if mode == "nearest-neighbor":
-            y[idx] = at(min(math.floor((o0 + 0.5) / scales[0]), n0 - 1),
-                        min(math.floor((o1 + 0.5) / scales[1]), n1 - 1))
+        if mode == "nearest-neighbor":  # ED: ceil(clamp(u, 0, n - 1) - 0.5)
+            u0 = min(max((o0 + 0.5) / scales[0] - 0.5, 0), n0 - 1)
+            u1 = min(max((o1 + 0.5) / scales[1] - 0.5, 0), n1 - 1)
+            y[idx] = at(math.ceil(u0 - 0.5), math.ceil(u1 - 0.5))
         else:
             p0 = min(max((o0 + 0.5) / scales[0] - 0.5, 0), n0 - 1)
             p1 = min(max((o1 + 0.5) / scales[1] - 0.5, 0), n1 - 1)
@@ -68,16 +69,25 @@ def test_linear_hand_example():
                                                   [2.5, 2.75, 3.25, 3.5], [3, 3.25, 3.75, 4]])
 
 
-def test_nearest_downscale_takes_window_centres():
+def test_nearest_downscale_rounds_ties_down():
+    # ED: u = (o + 0.5) * 2 - 0.5 = 2o + 0.5, index ceil(u - 0.5) = 2o (a tie goes down).
     x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
     y = run(x, scales=[0.5, 0.5])
-    np.testing.assert_array_equal(y.reshape(2, 2), [[5, 7], [13, 15]])
+    np.testing.assert_array_equal(y.reshape(2, 2), [[0, 2], [8, 10]])
+
+
+def test_non_integral_scale_uses_output_over_input_size():
+    # scales 0.7 on 5 -> floor(3.5) = 3 outputs; the ED samples with scale 3/5, not 0.7:
+    # u = (o + 0.5) * 5/3 - 0.5 -> 0.333, 2.0, 3.667 -> indices 0, 2, 4 (scale 0.7 would give 0, 2, 3).
+    x = np.arange(5, dtype=np.float32).reshape(1, 1, 1, 5)
+    y = run(x, scales=[1.0, 0.7])
+    np.testing.assert_array_equal(y.reshape(-1), [0, 2, 4])
 
 
 @pytest.mark.parametrize("mode", ["nearest-neighbor", "linear"])
 @pytest.mark.parametrize("opts,axes,sizes,scales", [
     (dict(scales=[2.0, 3.0]), (2, 3), (6, 12), (2.0, 3.0)),
-    (dict(scales=[0.5, 0.75]), (2, 3), (1, 3), (0.5, 0.75)),
+    (dict(scales=[0.5, 0.75]), (2, 3), (1, 3), (1 / 3, 0.75)),  # scale = output / input size
     (dict(sizes=[5, 7]), (2, 3), (5, 7), (5 / 3, 7 / 4)),
     (dict(scales=[9.0, 9.0], sizes=[4, 2]), (2, 3), (4, 2), (4 / 3, 2 / 4)),    # sizes override scales
     (dict(scales=[2.0, 2.0], axes=[1, 2]), (1, 2), (4, 6), (2.0, 2.0)),          # nhwc

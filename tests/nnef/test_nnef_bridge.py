@@ -1,5 +1,6 @@
 """The bridge methods behind webnnPolyfill.loadNNEF / exportNNEF (js/src/nnef.js),
 called as the JS shim calls them: JSON arguments plus one byte buffer."""
+import ctypes
 import json
 
 import numpy as np
@@ -9,8 +10,11 @@ from webnn_core.nnef import samples
 
 
 def call(method, args, data=None):
-    result = bridge.call(method, json.dumps(args), data)
-    return result if isinstance(result, bytes) else json.loads(result)
+    reply = json.loads(bridge.call(method, json.dumps(args), data))
+    if "bytes" in reply:  # JS copies these out of the heap; here ctypes does
+        address, length = reply["bytes"]
+        return ctypes.string_at(address, length)
+    return reply
 
 
 def pack(files):
@@ -37,8 +41,8 @@ def test_load_dispatch_and_export_through_the_bridge():
         assert r["outputs"] == {"output": {"dataType": "float32", "shape": [1, 62, 1, 1]}}
         graph = {"$o": r["graph"]}
         x = np.random.default_rng(0).standard_normal((1, 3, 195, 195)).astype(np.float32)
-        t_in = {"$o": call("create_tensor", [ctx, {"dataType": "float32", "shape": [1, 3, 195, 195]}])["ok"]}
-        t_out = {"$o": call("create_tensor", [ctx, {"dataType": "float32", "shape": [1, 62, 1, 1]}])["ok"]}
+        t_in = {"$o": call("create_tensor", [ctx, {"dataType": "float32", "shape": [1, 3, 195, 195], "writable": True}])["ok"]}
+        t_out = {"$o": call("create_tensor", [ctx, {"dataType": "float32", "shape": [1, 62, 1, 1], "readable": True}])["ok"]}
         call("write_tensor", [ctx, t_in], x.tobytes())
         assert call("dispatch", [ctx, graph, {"input": t_in}, {"output": t_out}]) == {"ok": None}
         probs = np.frombuffer(call("read_tensor", [ctx, t_out]), np.float32)

@@ -1,6 +1,7 @@
-"""resample2d (SPEC §7.7.36) with the sampling rules WPT verifies (digest §2.3 #8):
-half-pixel centres; nearest takes floor((x+0.5)/scale), linear is separable
-bilinear with source coordinates clamped to the input."""
+"""resample2d (SPEC §7.7.36): half-pixel centres with scale = output size /
+input size (also when `scales` were given, as the ED computes it). Source
+coordinate u = (o + 0.5) / scale - 0.5 clamped to [0, n - 1]; nearest takes
+ceil(u - 0.5) (ties go down), linear is separable bilinear."""
 from __future__ import annotations
 
 import math
@@ -12,15 +13,17 @@ from ._common import FLOAT
 from ._window import MAX_UINT32
 
 
-def _nearest(x, axis, out_size, scale):
+def _nearest(x, axis, out_size):
     n = x.shape[axis]
-    src = np.minimum(np.floor((np.arange(out_size) + 0.5) / scale), n - 1).astype(np.intp)
+    # ceil(u - 0.5) in exact integers: u - 0.5 = ((2o + 1) * n - 2 * out) / (2 * out).
+    num = (2 * np.arange(out_size, dtype=np.int64) + 1) * n - 2 * out_size
+    src = np.clip(-((-num) // (2 * out_size)), 0, n - 1).astype(np.intp)
     return np.take(x, src, axis=axis)
 
 
-def _linear(x, axis, out_size, scale):
+def _linear(x, axis, out_size):
     n = x.shape[axis]
-    pos = np.clip((np.arange(out_size) + 0.5) / scale - 0.5, 0, n - 1)
+    pos = np.clip((np.arange(out_size) + 0.5) * (n / out_size) - 0.5, 0, n - 1)
     lo = np.floor(pos).astype(np.intp)
     hi = np.minimum(lo + 1, n - 1)
     shape = [1] * x.ndim
@@ -64,6 +67,6 @@ class Resample2d(Op):
     def compute(self, attrs, x):
         sample = _linear if attrs["mode"] == "linear" else _nearest
         y = x.astype(np.float64) if attrs["mode"] == "linear" else x
-        for axis, size, scale in zip(attrs["axes"], attrs["sizes"], attrs["scales"]):
-            y = sample(y, axis, size, scale)
+        for axis, size in zip(attrs["axes"], attrs["sizes"]):
+            y = sample(y, axis, size)
         return y

@@ -156,9 +156,11 @@ class CpuBackend(Backend):
 
     def dispatch(self, plan: CpuPlan, inputs: dict, outputs: dict) -> dict:
         results = self.execute(plan, inputs)
-        # A fresh array per output: outputs never alias inputs, constants or
-        # arrays that an earlier read snapshot may still hold.
-        return {name: np.array(results[name], copy=True) for name in outputs}
+        # No copy: a result may be a view of an input or a constant, which is
+        # safe because no tensor array is ever written in place (write() and
+        # dispatch() replace arrays), and graph outputs are never in the plan's
+        # reused buffers (compile.plan_buffers pins every buffer they alias).
+        return {name: results[name] for name in outputs}
 
     def execute(self, plan: CpuPlan, feeds: dict) -> dict:
         """Run the plan. `feeds` maps input names to arrays of the right dtype

@@ -1,0 +1,33 @@
+// Intrinsics saved when the polyfill is evaluated: a page may replace the
+// globals later (JSON.stringify, Object.keys, MessageChannel, ...), and the
+// polyfill must keep working and never run the page's replacements.
+
+const uncurryThis = Function.prototype.bind.call(Function.prototype.bind, Function.prototype.call);
+const typedArrayProto = Object.getPrototypeOf(Uint8Array.prototype);
+
+export const jsonParse = JSON.parse;
+export const objectKeys = Object.keys;
+export const numberIsFinite = Number.isFinite;
+export const isArray = Array.isArray;
+export const hasOwn = uncurryThis(Object.prototype.hasOwnProperty);
+export const charCodeAt = uncurryThis(String.prototype.charCodeAt);
+export const numberToString = uncurryThis(Number.prototype.toString);
+export const reflectOwnKeys = Reflect.ownKeys;
+export const reflectGetOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
+export const isView = ArrayBuffer.isView;
+export const SavedArrayBuffer = ArrayBuffer;
+export const SavedSharedArrayBuffer = typeof SharedArrayBuffer === 'undefined' ? null : SharedArrayBuffer;
+export const SavedUint8Array = Uint8Array;
+export const SavedDOMException = DOMException;
+export const SavedMessageChannel = typeof MessageChannel === 'undefined' ? null : MessageChannel;
+export const savedSetTimeout = setTimeout;
+export const savedFetch = typeof fetch === 'function' ? fetch : null;
+export const typedArrayBuffer = uncurryThis(Object.getOwnPropertyDescriptor(typedArrayProto, 'buffer').get);
+export const typedArraySet = uncurryThis(typedArrayProto.set);
+
+const objectDefineProperty = Object.defineProperty;
+
+// CreateDataProperty: also a key such as "__proto__" becomes an own property.
+export function defineDataProperty(obj, key, value) {
+  objectDefineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+}

@@ -1,0 +1,73 @@
+"""Transfer microbenchmark: bytes crossing JS <-> the engine (issue 12 item 3)
+and the per-call floor of write + dispatch + read (issue 17), in headless Chromium.
+
+    python3 tools/bench_transfer.py [--dist DIR] [--sizes 1,16,64] [--runs 7]
+    ./dev bench transfer ...
+
+Prints a markdown table of medians (ms and GB/s per operation). --dist points
+at another build's dist/ (e.g. one built from an older commit) to compare.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import serve  # noqa: E402
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+OPS = ["constant", "writeTensor", "readTensor", "readTensorByob", "dispatch"]
+
+
+def run(dist: Path, sizes, runs: int, tiny_runs: int) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    srv = serve.start(mounts={**serve.default_mounts(), "/dist/": dist, "/transfer/": ROOT / "tools" / "bench_transfer"})
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page()
+            page.goto(f"http://127.0.0.1:{srv.server_address[1]}/transfer/transfer.html")
+            result = page.evaluate("([s, r, t]) => bench(s, r, t)", [sizes, runs, tiny_runs])
+            result["chromium"] = browser.version
+            browser.close()
+    finally:
+        srv.shutdown()
+    return result
+
+
+def table(result: dict) -> str:
+    lines = ["| MiB | " + " | ".join(OPS) + " |", "|---|" + "---|" * len(OPS)]
+    for row in result["rows"]:
+        cells = []
+        for op in OPS:
+            ms = row[op]
+            gbs = row["mib"] * 2**20 / (ms / 1e3) / 1e9 if ms > 0 else float("inf")
+            cells.append(f"{ms:.2f} ms ({gbs:.1f} GB/s)")
+        lines.append(f"| {row['mib']} | " + " | ".join(cells) + " |")
+    lines.append(f"\nwrite + dispatch + read of one element: {result['tinyMs']:.3f} ms (median)")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--dist", type=Path, default=ROOT / "dist")
+    p.add_argument("--sizes", default="1,16,64")
+    p.add_argument("--runs", type=int, default=7)
+    p.add_argument("--tiny-runs", type=int, default=200)
+    p.add_argument("--json", type=Path)
+    args = p.parse_args(argv)
+    result = run(args.dist.resolve(), [int(s) for s in args.sizes.split(",")], args.runs, args.tiny_runs)
+    print(table(result))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
