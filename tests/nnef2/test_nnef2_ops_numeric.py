@@ -306,3 +306,41 @@ def test_fake_quantization():
     r = 255.0
     q = rnd((np.clip(x, -1.0, 1.5) + 1.0) / 2.5 * r)
     np.testing.assert_allclose(out["b"], q / r * 2.5 - 1.0, rtol=1e-5, atol=1e-6)
+
+
+def test_resize():
+    x = R.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    out = one_op("""a = image.nearest_resize{axes=[2, 3], size=[6, 2]}(x);
+        b = image.linear_resize{axes=[2, 3], size=[6, 8]}(x);
+        c = image.nearest_resize{axes=[3], size=[7], coordinate_transform='ALIGNED', rounding_method='FLOOR'}(x);""",
+                 {"x": x}, {"a": "real", "b": "real", "c": "real"})
+
+    def half_pixel_linear(v, axis, n_out):
+        # bilinear with half-pixel centres and edge replication (the SYMMETRIC transform), by explicit loops
+        n_in = v.shape[axis]
+        out = np.zeros(v.shape[:axis] + (n_out,) + v.shape[axis + 1:])
+        for o in range(n_out):
+            src = (o + 0.5) * n_in / n_out - 0.5
+            lo = int(np.floor(src))
+            t = src - lo
+            a_, b_ = min(max(lo, 0), n_in - 1), min(max(lo + 1, 0), n_in - 1)
+            out.swapaxes(0, axis)[o] = ((1 - t) * v.swapaxes(0, axis)[a_] + t * v.swapaxes(0, axis)[b_])
+        return out
+
+    np.testing.assert_allclose(out["b"], half_pixel_linear(half_pixel_linear(x, 2, 6), 3, 8), rtol=1e-5, atol=1e-6)
+    # nearest, SYMMETRIC + ROUND_PREFER_FLOOR: source = ceil((o + 0.5) * n_in / n_out - 1)
+    rows = [int(np.ceil((o + 0.5) * 3 / 6 - 1)) for o in range(6)]
+    cols = [int(np.ceil((o + 0.5) * 4 / 2 - 1)) for o in range(2)]
+    np.testing.assert_array_equal(out["a"], x[:, :, rows][:, :, :, cols])
+    # ALIGNED + FLOOR: source = floor(o * (n_in - 1) / (n_out - 1))
+    np.testing.assert_array_equal(out["c"], x[:, :, :, [int(np.floor(o * 3 / 6)) for o in range(7)]])
+
+
+def test_resize_and_rescale_compose_to_the_mapped_resizers():
+    x = R.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    out = one_op("""a = image.resize{axes=[2, 3], size=[6, 8], mode='LINEAR'}(x);
+        b = image.linear_resize{axes=[2, 3], size=[6, 8]}(x);
+        c = image.rescale{axes=[2, 3], factor=[2.0, 0.5], mode='NEAREST'}(x);
+        d = image.nearest_resize{axes=[2, 3], size=[6, 2]}(x);""", {"x": x}, dict.fromkeys("abcd", "real"))
+    np.testing.assert_array_equal(out["a"], out["b"])
+    np.testing.assert_array_equal(out["c"], out["d"])

@@ -598,6 +598,54 @@ def _nearest_upsample(c, inst, x):
     return c.op("resample2d", x, mode="nearest-neighbor", scales=scales, axes=ax)
 
 
+def _resize_indices(inst, k, n_in):
+    """Source coordinates r = i * scale + offset of output positions i along the k-th axis
+    (scale and offset as the definition's @using computes them)."""
+    n_out = inst.attrs["size"][k]
+    scale, offset = inst.env["scale"], inst.env["offset"]
+    scale = scale[k] if isinstance(scale, list) else scale
+    offset = offset[k] if isinstance(offset, list) else offset
+    return np.arange(n_out, dtype=np.float64) * scale + offset, n_out
+
+
+def _gather_axis(c, x, idx, axis):
+    return c.op("gather", x, c.const(np.asarray(idx, np.int32), "int"), axis=axis)
+
+
+@op("image.nearest_resize")
+def _nearest_resize(c, inst, x):
+    # one gather per axis with the index table of the definition's @lower (rounding, then '<< s - 1')
+    rounding = inst.attrs["rounding_method"]
+    for k, a in enumerate(_axes(inst)):
+        n_in = x.shape[a]
+        r, _ = _resize_indices(inst, k, n_in)
+        idx = {"FLOOR": np.floor(r), "CEIL": np.ceil(r), "ROUND_PREFER_FLOOR": np.ceil(r - 0.5)}.get(
+            rounding, np.floor(r + 0.5))
+        x = _gather_axis(c, x, np.clip(idx, 0, n_in - 1), a)
+    return x
+
+
+@op("image.linear_resize")
+def _linear_resize(c, inst, x):
+    # separable: per axis, two gathers (floor(r) and floor(r) + 1, remapped into range as the
+    # definition's '|i <> 0 : s - 1|') weighted by |1 - j - frac(|r|)|, as its @lower
+    d = len(x.shape)
+    for k, a in enumerate(_axes(inst)):
+        n_in = x.shape[a]
+        r, n_out = _resize_indices(inst, k, n_in)
+        base = np.floor(r).astype(np.int64)
+        frac = np.abs(r) - np.floor(np.abs(r))
+        shape = [1] * d
+        shape[a] = n_out
+        terms = []
+        for j in (0, 1):
+            idx = np.clip(base + j, 0, n_in - 1)
+            w = np.abs((1 - j) - frac).astype(np.float32).reshape(shape)
+            terms.append(c.op("mul", _gather_axis(c, x, idx, a), c.const(w, "real")))
+        x = c.op("add", terms[0], terms[1])
+    return x
+
+
 @op("image.nearest_downsample")
 def _nearest_downsample(c, inst, x):
     d = len(x.shape)
