@@ -344,3 +344,20 @@ def test_resize_and_rescale_compose_to_the_mapped_resizers():
         d = image.nearest_resize{axes=[2, 3], size=[6, 2]}(x);""", {"x": x}, dict.fromkeys("abcd", "real"))
     np.testing.assert_array_equal(out["a"], out["b"])
     np.testing.assert_array_equal(out["c"], out["d"])
+
+
+def test_pools_over_other_axes_and_local_response_norm():
+    x = R.standard_normal((1, 5, 3, 4)).astype(np.float32)
+    out = one_op("""m = nn.max_pool{axes=[1], size=[3], stride=[2], padding=[1, 1]}(x);
+        s = nn.sum_pool{axes=[1, 3], size=[2, 2], stride=[1, 2], padding=[0, 0, 1, 0]}(x);
+        n = nn.local_response_norm{size=[3], alpha=0.5, beta=0.75, bias=2.0}(x);""", {"x": x},
+                 dict.fromkeys("msn", "real"))
+    xm = np.pad(x, [(0, 0), (1, 1), (0, 0), (0, 0)], constant_values=-np.inf)
+    np.testing.assert_array_equal(out["m"], np.stack([xm[:, 2 * i:2 * i + 3].max(1) for i in range(3)], 1))
+    xs = np.pad(x, [(0, 0), (0, 1), (0, 0), (0, 0)])
+    ref = np.stack([np.stack([xs[:, c:c + 2, :, 2 * j:2 * j + 2].sum((1, 3)) for j in range(2)], -1)
+                    for c in range(5)], 1)
+    np.testing.assert_allclose(out["s"], ref, rtol=1e-5, atol=1e-5)
+    sq = np.pad(x ** 2, [(0, 0), (1, 1), (0, 0), (0, 0)])
+    mean = np.stack([sq[:, c:c + 3].sum(1) / 3 for c in range(5)], 1)   # ignore_border=false: pads count
+    np.testing.assert_allclose(out["n"], x / (2.0 + 0.5 * mean) ** 0.75, rtol=1e-5, atol=1e-6)

@@ -448,41 +448,66 @@ def _deconv(c, inst, x, w, b=None):
 
 
 def _pool_params(c, inst, x):
+    """(axes, size, stride, dilation, begin, end) from the evaluated definition."""
     env = inst.env
-    r = len(x.shape)
-    axes = _axes(inst)
-    if r != 4 or axes != [2, 3]:
-        raise unsupported(inst, f"pooling over axes {axes} of a rank-{r} tensor (WebNN pools are 2-D over "
-                                f"NCHW's spatial axes)")
     size, stride, dilation = list(inst.attrs["size"]), list(inst.attrs["stride"]), list(inst.attrs["dilation"])
     begin = list(env.get("offset") or [p // 2 for p in env["paddings"]])
     end = [p - b for p, b in zip(env["paddings"], begin)]
-    return size, stride, dilation, begin, end
+    return _axes(inst), size, stride, dilation, begin, end
 
 
-def _window_opts(inst, size, stride, dilation, begin, end):
-    opts = {"windowDimensions": size, "strides": stride, "dilations": dilation,
-            "padding": [begin[0], end[0], begin[1], end[1]]}
-    if inst.attrs.get("ceil_mode"):
-        opts["roundingType"] = "ceil"
-    return opts
+def _window(c, inst, x, pool, axes, size, stride, dilation, begin, end):
+    """A WebNN 2-D pool over NCHW's spatial axes; over any other axes, one axis at a
+    time on an [outer, 1, n, inner] view (max, sum and the border-excluding average are
+    separable over a rectangular window)."""
+    ceil = bool(inst.attrs.get("ceil_mode"))
+    r = len(x.shape)
+    if r == 4 and axes == [2, 3]:
+        opts = {"windowDimensions": size, "strides": stride, "dilations": dilation,
+                "padding": [begin[0], end[0], begin[1], end[1]]}
+        if ceil:
+            opts["roundingType"] = "ceil"
+        return c.op(pool, x, **opts)
+    y = x
+    for a, k, s_, dl, b, e in zip(axes, size, stride, dilation, begin, end):
+        if k == 1 and s_ == 1 and b == 0 and e == 0:
+            continue
+        shape = list(y.shape)
+        outer = int(np.prod(shape[:a])) if a else 1
+        inner = int(np.prod(shape[a + 1:])) if a + 1 < r else 1
+        t = reshape(c, y, [outer, 1, shape[a], inner])
+        opts = {"windowDimensions": [k, 1], "strides": [s_, 1], "dilations": [dl, 1], "padding": [b, e, 0, 0]}
+        if ceil:
+            opts["roundingType"] = "ceil"
+        t = c.op(pool, t, **opts)
+        shape[a] = t.shape[2]
+        y = reshape(c, t, shape)
+    return y if y is not x else c.op("identity", x)
+
+
+def _pad_axes(c, x, axes, begin, end):
+    if not any(begin + end):
+        return x
+    d = len(x.shape)
+    b, e = [0] * d, [0] * d
+    for a, p, q in zip(axes, begin, end):
+        b[a], e[a] = p, q
+    return c.op("pad", x, b, e, mode="constant", value=0.0)
 
 
 @op("nn.max_pool")
 def _max_pool(c, inst, x):
-    size, stride, dilation, begin, end = _pool_params(c, inst, x)
-    return c.op("maxPool2d", x, **_window_opts(inst, size, stride, dilation, begin, end))
+    return _window(c, inst, x, "maxPool2d", *_pool_params(c, inst, x))
 
 
 @op("nn.avg_pool", "nn.sum_pool")
 def _avg_pool(c, inst, x):
-    size, stride, dilation, begin, end = _pool_params(c, inst, x)
+    axes, size, stride, dilation, begin, end = _pool_params(c, inst, x)
     if inst.op.name == "sum_pool" or not inst.attrs.get("ignore_border", True):
         # the window's padded cells count (as zeros): pad explicitly, then pool without padding
-        if any(begin + end):
-            x = c.op("pad", x, [0, 0] + begin, [0, 0] + end, mode="constant", value=0.0)
-        begin, end = [0, 0], [0, 0]
-    y = c.op("averagePool2d", x, **_window_opts(inst, size, stride, dilation, begin, end))
+        x = _pad_axes(c, x, axes, begin, end)
+        begin, end = [0] * len(axes), [0] * len(axes)
+    y = _window(c, inst, x, "averagePool2d", axes, size, stride, dilation, begin, end)
     if inst.op.name == "sum_pool":
         y = c.op("mul", y, scalar(c, float(np.prod(size)), x))
     return y
@@ -492,13 +517,13 @@ def _avg_pool(c, inst, x):
 def _power_pool(c, inst, x):
     # (mean or sum of |x|^p over the window)^(1/p): rms_pool is p = 2 with the mean
     p = 2.0 if inst.op.name == "rms_pool" else float(inst.attrs["p"])
-    size, stride, dilation, begin, end = _pool_params(c, inst, x)
+    axes, size, stride, dilation, begin, end = _pool_params(c, inst, x)
     mean = inst.op.name == "rms_pool" and inst.attrs.get("ignore_border", True)
     xp = c.op("pow", c.op("abs", x), scalar(c, p, x))
-    if not mean and any(begin + end):
-        xp = c.op("pad", xp, [0, 0] + begin, [0, 0] + end, mode="constant", value=0.0)
-        begin, end = [0, 0], [0, 0]
-    y = c.op("averagePool2d", xp, **_window_opts(inst, size, stride, dilation, begin, end))
+    if not mean:
+        xp = _pad_axes(c, xp, axes, begin, end)
+        begin, end = [0] * len(axes), [0] * len(axes)
+    y = _window(c, inst, xp, "averagePool2d", axes, size, stride, dilation, begin, end)
     if inst.op.name == "lp_pool":
         y = c.op("mul", y, scalar(c, float(np.prod(size)), x))
     return c.op("pow", y, scalar(c, 1.0 / p, x))
