@@ -28,6 +28,7 @@ UNARY = {
     "math.tanh": (X, np.tanh), "math.floor": (X * 3, np.floor), "math.ceil": (X * 3, np.ceil),
     "math.round": (np.array([-2.5, -1.5, -0.4, 0.5, 1.5, 2.6], np.float32),
                    lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5)),
+    "math.asinh": (X * 3, np.arcsinh), "math.acosh": (POS + 1, np.arccosh), "math.atanh": (UNIT, np.arctanh),
     "nn.relu": (X, lambda x: np.maximum(x, 0)), "nn.sigmoid": (X, lambda x: 1 / (1 + np.exp(-x))),
     "nn.gelu": (X, lambda x: 0.5 * x * (1 + erf(x / np.sqrt(2)))),
     "nn.elu": (X, lambda x: np.where(x < 0, np.exp(x) - 1, x)), "nn.silu": (X, lambda x: x / (1 + np.exp(-x))),
@@ -361,3 +362,24 @@ def test_pools_over_other_axes_and_local_response_norm():
     sq = np.pad(x ** 2, [(0, 0), (1, 1), (0, 0), (0, 0)])
     mean = np.stack([sq[:, c:c + 3].sum(1) / 3 for c in range(5)], 1)   # ignore_border=false: pads count
     np.testing.assert_allclose(out["n"], x / (2.0 + 0.5 * mean) ** 0.75, rtol=1e-5, atol=1e-6)
+
+
+def test_nd_gather_and_scatters():
+    data = R.standard_normal((3, 4, 2)).astype(np.float32)
+    idx = np.array([[2, 1], [0, 3]], np.int32)
+    upd = np.ones((2, 2), np.float32) * 9
+    sidx = np.array([[[1, 0]], [[0, 1]], [[3, 2]]], np.int32)
+    supd = np.full((3, 1, 2), 7, np.float32)
+    out = one_op("""g = layout.gather_nd(d, i);
+        s = layout.scatter_nd(d, i, u);
+        e = layout.scatter{axis=1}(d, j, v);""", {"d": data, "i": idx, "u": upd, "j": sidx, "v": supd},
+                 dict.fromkeys("gse", "real"))
+    np.testing.assert_array_equal(out["g"], data[[2, 0], [1, 3]])
+    ref = data.copy()
+    ref[[2, 0], [1, 3]] = 9
+    np.testing.assert_array_equal(out["s"], ref)
+    ref = data.copy()
+    for a in range(3):
+        for k in range(2):
+            ref[a, sidx[a, 0, k], k] = 7
+    np.testing.assert_array_equal(out["e"], ref)

@@ -91,6 +91,25 @@ def _hyperbolic(c, inst, x):
     return c.op("mul", both, scalar(c, 0.5, x))
 
 
+@op("math.asinh")
+def _asinh(c, inst, x):
+    # log(x + sqrt(x^2 + 1)), odd-symmetric so that large negative x keeps its precision
+    a = c.op("abs", x)
+    y = c.op("log", c.op("add", a, c.op("sqrt", c.op("add", c.op("mul", a, a), scalar(c, 1.0, x)))))
+    return c.op("mul", c.op("sign", x), y)
+
+
+@op("math.acosh")
+def _acosh(c, inst, x):
+    return c.op("log", c.op("add", x, c.op("sqrt", c.op("sub", c.op("mul", x, x), scalar(c, 1.0, x)))))
+
+
+@op("math.atanh")
+def _atanh(c, inst, x):
+    one = scalar(c, 1.0, x)
+    return c.op("mul", c.op("log", c.op("div", c.op("add", one, x), c.op("sub", one, x))), scalar(c, 0.5, x))
+
+
 @op("math.round")
 def _round(c, inst, x):
     # round half away from zero: sign(x) * floor(|x| + 0.5)
@@ -383,6 +402,25 @@ def _pad(c, inst, x, value=None):
             raise unsupported(inst, "a computed padding value (WebNN pad takes a number)")
         opts["value"] = float(np.asarray(inst.inputs[1].value).reshape(()))
     return c.op("pad", x, before, after, **opts)
+
+
+@op("layout.gather_nd")
+def _gather_nd(c, inst, data, indices):
+    if inst.attrs["batch_dims"] != 0:
+        raise unsupported(inst, "batch_dims > 0 (WebNN gatherND has none)")
+    return c.op("gatherND", data, indices)
+
+
+@op("layout.scatter_nd")
+def _scatter_nd(c, inst, data, indices, updates):
+    if inst.attrs["batch_dims"] != 0:
+        raise unsupported(inst, "batch_dims > 0 (WebNN scatterND has none)")
+    return c.op("scatterND", data, indices, updates)
+
+
+@op("layout.scatter")
+def _scatter(c, inst, data, indices, updates):
+    return c.op("scatterElements", data, indices, updates, axis=inst.attrs["axis"] % len(data.shape))
 
 
 @op("layout.gather")
