@@ -383,3 +383,13 @@ def test_nd_gather_and_scatters():
         for k in range(2):
             ref[a, sidx[a, 0, k], k] = 7
     np.testing.assert_array_equal(out["e"], ref)
+
+
+def test_argmax_nd_argmin_nd():
+    x = R.standard_normal((2, 3, 4)).astype(np.float32)
+    out = one_op("""[a, b] = math.argmax_nd{axes=[2, 0]}(x);
+        [c] = math.argmin_nd{axes=[1], squeeze=true}(x);""", {"x": x}, dict.fromkeys("abc", "int"))
+    flat = x.transpose(1, 0, 2).reshape(3, 8).argmax(1)          # over (axis 0, axis 2) row-major
+    np.testing.assert_array_equal(out["a"], (flat % 4).reshape(1, 3, 1))
+    np.testing.assert_array_equal(out["b"], (flat // 4).reshape(1, 3, 1))
+    np.testing.assert_array_equal(out["c"], x.argmin(1))

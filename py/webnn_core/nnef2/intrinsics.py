@@ -221,6 +221,30 @@ def _arg(c, inst, x):
     return reshape(c, y, inst.outputs[0][2])
 
 
+@op("math.argmax_nd", "math.argmin_nd")
+def _arg_nd(c, inst, x):
+    # the reduced axes flattened (row-major, so ties go to the first position as in the definition's
+    # strict '>' / '<' update), one argMax/argMin, then each axis' index by integer division and remainder
+    d = len(x.shape)
+    given = [a + d if a < 0 else a for a in inst.attrs["axes"]]
+    reduced = sorted(given)
+    kept = [a for a in range(d) if a not in reduced]
+    sizes = [x.shape[a] for a in reduced]
+    t = c.op("transpose", x, permutation=kept + reduced) if kept + reduced != list(range(d)) else x
+    flat = reshape(c, t, [x.shape[a] for a in kept] + [int(np.prod(sizes))])
+    name = "argMax" if inst.op.name == "argmax_nd" else "argMin"
+    index = c.op(name, flat, len(kept), keepDimensions=False, outputDataType="int32")
+    per_axis = {}
+    stride = 1
+    for a, n in reversed(list(zip(reduced, sizes))):
+        q = c.op("div", index, c.const(np.array(stride, np.int32), "int")) if stride > 1 else index
+        per_axis[a] = c.op("sub", q, c.op("mul", c.op("div", q, c.const(np.array(n, np.int32), "int")),
+                                          c.const(np.array(n, np.int32), "int")))
+        stride *= n
+    shapes = inst.outputs[0][2]
+    return [[reshape(c, per_axis[a], shape) for a, shape in zip(given, shapes)]]
+
+
 @op("math.moments")
 def _moments(c, inst, x):
     axes = _axes(inst)
