@@ -393,3 +393,25 @@ def test_argmax_nd_argmin_nd():
     np.testing.assert_array_equal(out["a"], (flat % 4).reshape(1, 3, 1))
     np.testing.assert_array_equal(out["b"], (flat // 4).reshape(1, 3, 1))
     np.testing.assert_array_equal(out["c"], x.argmin(1))
+
+
+def test_lstm_composes_from_its_skriptnd_loop():
+    """nn.lstm without 'steps': its @compose unstacks the sequence and unrolls _lstm_step in a
+    static 'with ... for ... do { ... yield ... }' loop; 'h0'/'c0' take their declared default 0.0."""
+    s, b, c, n = 3, 2, 4, 5
+    x = R.standard_normal((s, b, c)).astype(np.float32)
+    w = R.standard_normal((4 * n, c)).astype(np.float32)
+    r = R.standard_normal((4 * n, n)).astype(np.float32)
+    bias = R.standard_normal(4 * n).astype(np.float32)
+    out = one_op("Y, h, k = nn.lstm(x, w, r, bb);", {"x": x, "w": w, "r": r, "bb": bias},
+                 {"Y": "real", "h": "real", "k": "real"})
+    sig = lambda v: 1 / (1 + np.exp(-v))
+    h, cell, ys = np.zeros((b, n)), np.zeros((b, n)), []
+    for t in range(s):
+        i, f, g, o = np.split(x[t] @ w.T + bias + h @ r.T, 4, axis=1)
+        cell = sig(f) * cell + sig(i) * np.tanh(g)
+        h = sig(o) * np.tanh(cell)
+        ys.append(h)
+    np.testing.assert_allclose(out["Y"], np.stack(ys), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["h"], h, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["k"], cell, rtol=1e-5, atol=1e-6)

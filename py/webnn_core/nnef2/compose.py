@@ -20,7 +20,7 @@ from .ast import Block, If, Invocation, LItem, LList, Loop, Value
 from . import intrinsics
 from .dtypes import NUMPY_TYPES, WEBNN_TYPES
 from .expr import Evaluator, Tensor, Unknown, err, fmt_value, type_of
-from .instance import assign_lvalue, bind_value, instantiate, output_shape, resolve_type
+from .instance import DefaultInput, Upto, assign_lvalue, has_dynamic, instantiate, output_shape, resolve_type
 
 
 
@@ -326,9 +326,21 @@ class Composer:
             raise
         scope = ctx.scope + [label] if label else ctx.scope
         mapped = intrinsics.MAPPING.get(opdef.qualified)
+        for k, p in enumerate(params):
+            d = inst.env.get(p.name)
+            if isinstance(d, DefaultInput):
+                t = self.tensor_const(np.full(d.shape, d.value), d.dtype, p.name)
+                inst.env[p.name] = inst.inputs[k] = t
+        dynamic = any(has_dynamic(shape) for _, _, shape in inst.outputs)
+        if dynamic and (mapped is not None or not opdef.block("compose")):
+            name, _, shape = next(o for o in inst.outputs if has_dynamic(o[2]))
+            where = next(d for d in _flat(shape) if isinstance(d, Upto)).pos
+            raise NNEFUnsupportedError(opdef.qualified, f"output '{name}' has a dynamic shape ('~' or '|'), which a "
+                                       f"static WebNN graph cannot express").at(where)
         if self.b is None:
-            results = [self.shaped(inst, k) for k in range(len(inst.outputs))]
-            if opdef.block("compose") and mapped is None and opdef.qualified not in self.modules.standard_ops:
+            results = [self.shaped(inst, k) for k in range(len(inst.outputs))] if not dynamic else None
+            if opdef.block("compose") and (dynamic or (mapped is None and
+                                                       opdef.qualified not in self.modules.standard_ops)):
                 results = self.inline(opdef, inst, Context(opdef.module, scope), pos)
             self.operations.append((opdef.qualified, scope))
             return results
@@ -412,11 +424,23 @@ class Composer:
                 continue
             if not isinstance(t, Tensor):
                 raise err(f"'{opdef.qualified}': its @compose never assigns output '{name}'", p.pos)
+            if has_dynamic(shape) and len(shape) == len(t.shape):
+                # a dynamic extent takes the composed one, within its upper bound
+                shape = [t.shape[k] if isinstance(d, Upto) and (d.bound is None or t.shape[k] <= d.bound) else d
+                         for k, d in enumerate(shape)]
             if list(t.shape) != list(shape) or t.dtype != dtype:
                 raise err(f"'{opdef.qualified}': output '{name}' is declared {dtype}{shape} but composed as "
                           f"{t.dtype}{list(t.shape)}", p.pos)
             results.append(t)
         return results
+
+
+def _flat(shape):
+    for d in shape:
+        if isinstance(d, list):
+            yield from _flat(d)
+        else:
+            yield d
 
 
 def _operand(a):
