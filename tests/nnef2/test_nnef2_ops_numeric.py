@@ -415,3 +415,17 @@ def test_lstm_composes_from_its_skriptnd_loop():
     np.testing.assert_allclose(out["Y"], np.stack(ys), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(out["h"], h, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(out["k"], cell, rtol=1e-5, atol=1e-6)
+
+
+def test_space_batch_and_pad_modes():
+    x = R.standard_normal((2, 3, 4, 6)).astype(np.float32)
+    out = one_op("""a = layout.space_to_batch{block_size=[2, 3]}(x);
+        b = layout.batch_to_space{block_size=[2, 3]}(a);
+        c = layout.pad{axes=[2, 3], padding=[1, 0, 2, 1], method='REPLICATE'}(x);
+        e = layout.pad{axes=[3], padding=[1, 2]}(x, 5.0);""", {"x": x}, dict.fromkeys("abce", "real"))
+    # as the definition's @compose: reshape to [b, c, (block, s / block)..], block axes first, flatten
+    ref = x.reshape(2, 3, 2, 2, 3, 2).transpose(2, 4, 0, 1, 3, 5).reshape(12, 3, 2, 2)
+    np.testing.assert_array_equal(out["a"], ref)
+    np.testing.assert_array_equal(out["b"], x)
+    np.testing.assert_array_equal(out["c"], np.pad(x, [(0, 0), (0, 0), (1, 2), (0, 1)], mode="edge"))
+    np.testing.assert_array_equal(out["e"], np.pad(x, [(0, 0), (0, 0), (0, 0), (1, 2)], constant_values=5.0))
