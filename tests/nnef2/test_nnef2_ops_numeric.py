@@ -28,6 +28,7 @@ UNARY = {
     "math.tanh": (X, np.tanh), "math.floor": (X * 3, np.floor), "math.ceil": (X * 3, np.ceil),
     "math.round": (np.array([-2.5, -1.5, -0.4, 0.5, 1.5, 2.6], np.float32),
                    lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5)),
+    "math.atan": (X * 4, np.arctan), "math.asin": (UNIT, np.arcsin), "math.acos": (UNIT, np.arccos),
     "math.asinh": (X * 3, np.arcsinh), "math.acosh": (POS + 1, np.arccosh), "math.atanh": (UNIT, np.arctanh),
     "nn.relu": (X, lambda x: np.maximum(x, 0)), "nn.sigmoid": (X, lambda x: 1 / (1 + np.exp(-x))),
     "nn.gelu": (X, lambda x: 0.5 * x * (1 + erf(x / np.sqrt(2)))),

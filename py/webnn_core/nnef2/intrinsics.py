@@ -110,6 +110,47 @@ def _atanh(c, inst, x):
     return c.op("mul", c.op("log", c.op("div", c.op("add", one, x), c.op("sub", one, x))), scalar(c, 0.5, x))
 
 
+def _atan(c, x):
+    # WebNN has no atan: range reduction to |t| <= tan(pi/8) and the Cephes atanf minimax polynomial
+    # (about 1e-7 absolute), as the NNEF 1.0 importer does
+    a = c.op("abs", x)
+    one = scalar(c, 1.0, x)
+    big = c.op("greater", a, scalar(c, 2.414213562373095, x))
+    mid = c.op("greater", a, scalar(c, 0.4142135623730950, x))
+    t = c.op("where", big, c.op("neg", c.op("reciprocal", a)),
+             c.op("where", mid, c.op("div", c.op("sub", a, one), c.op("add", a, one)), a))
+    base = c.op("where", big, scalar(c, math.pi / 2, x), c.op("where", mid, scalar(c, math.pi / 4, x),
+                                                               scalar(c, 0.0, x)))
+    z = c.op("mul", t, t)
+    p = scalar(c, 8.05374449538e-2, x)
+    for k in (-1.38776856032e-1, 1.99777106478e-1, -3.33329491539e-1):
+        p = c.op("add", c.op("mul", p, z), scalar(c, k, x))
+    y = c.op("add", c.op("mul", c.op("mul", p, z), t), t)
+    return c.op("mul", c.op("sign", x), c.op("add", base, y))
+
+
+def _asin(c, x):
+    # asin x = 2 atan(x / (1 + sqrt(1 - x^2))): exact at +-1, no division by zero
+    one = scalar(c, 1.0, x)
+    root = c.op("sqrt", c.op("sub", one, c.op("mul", x, x)))
+    return c.op("mul", _atan(c, c.op("div", x, c.op("add", one, root))), scalar(c, 2.0, x))
+
+
+@op("math.atan")
+def _atan_op(c, inst, x):
+    return _atan(c, x)
+
+
+@op("math.asin")
+def _asin_op(c, inst, x):
+    return _asin(c, x)
+
+
+@op("math.acos")
+def _acos_op(c, inst, x):
+    return c.op("sub", scalar(c, math.pi / 2, x), _asin(c, x))
+
+
 @op("math.round")
 def _round(c, inst, x):
     # round half away from zero: sign(x) * floor(|x| + 0.5)
