@@ -344,3 +344,21 @@ graph G {
     # 'wrapped' has one component and no tensors of its own: 'scale' inside it has scope G.outer, not G.outer.y
     files = {"main.sknd": text, "main.G.outer.w.dat": dat_bytes(w)}
     np.testing.assert_array_equal(load(files).run({"x": np.ones(3, np.float32)})["z"], w)
+
+
+def test_quantize_block_as_fake_quantization():
+    text = """import nn;
+import quant;
+graph Q {
+    @input { x: real[1, 4]; }
+    @output { y: real[1, 4]; }
+    @compose { y = nn.relu(x); }
+    @quantize {
+        x: quant.zero_point_linear_quantize{zero_point=[0], scale=[0.5], bits=8, channel_axis=0};
+    }
+}
+"""
+    x = np.array([[0.2, 0.8, -1.0, 1.3]], np.float32)
+    np.testing.assert_array_equal(load({"main.sknd": text}).run({"x": x})["y"], np.maximum(x, 0))   # parsed only
+    q = load({"main.sknd": text}, quantization=True).run({"x": x})["y"]
+    np.testing.assert_array_equal(q, [[0.0, 1.0, 0.0, 1.5]])   # round(x / 0.5) * 0.5, half away from zero

@@ -34,8 +34,10 @@ class Context:
 
 
 class Composer:
-    def __init__(self, modules, builder=None, variables=None, lowered=()):
+    def __init__(self, modules, builder=None, variables=None, lowered=(), quantization=False):
         self.modules = modules              # a ModuleSet
+        self.quantization = quantization    # apply the graph's @quantize entries as fake quantization
+        self.quantize = {}                  # tensor name -> Quantization, for the graph being composed
         self.b = builder
         self.variables = variables          # callable(scope list, name, dtype, shape) -> ndarray, or None
         self.lowered = set(lowered)         # standard operators to decompose instead of mapping to WebNN
@@ -111,7 +113,16 @@ class Composer:
             raise NNEFUnsupportedError(gdef.name, "@update (variable updates) is not executed by this "
                                        "importer: variables are loaded as constants").at(gdef.pos)
         self.declare_tensors(gdef, ev, ctx)
+        if self.quantization:
+            self.quantize = {q.tensor: q for q in gdef.block("quantize")}
+            for name in list(self.quantize):
+                if "." in name:
+                    raise NNEFUnsupportedError("@quantize", f"scoped tensor name '{name}' (only the graph's own "
+                                               f"tensors are quantized)").at(self.quantize[name].pos)
+                if isinstance(ev.values.get(name), Tensor):      # inputs, constants, variables
+                    ev.values[name] = self.fake_quantize(name, ev, ctx)
         self.run(gdef.block("compose"), ev, ctx)
+        self.quantize = {}
         outputs = {}
         for p in gdef.block("output"):
             t = ev.values.get(p.name)
@@ -201,6 +212,20 @@ class Composer:
             if isinstance(item, LItem) and item.pack is not None and not isinstance(value, list):
                 raise err(f"'{item.name}..' expects a pack of tensors", item.pos)
             assign_lvalue(item, value, ev, pos)
+            if isinstance(item, LItem) and item.name in self.quantize and isinstance(value, Tensor):
+                ev.values[item.name] = self.fake_quantize(item.name, ev, None)
+
+    def fake_quantize(self, name, ev, ctx):
+        """`name: op{attrs};` of @quantize (seed §2.14): the tensor replaced by op(tensor)."""
+        q = self.quantize[name]
+        ctx = ctx or Context("main", [])
+        opdef = self.modules.resolve(q.op, ctx.module, q.pos)
+        attrs = {k: ev.eval(e) for k, e, _ in q.attrs}
+        types = [ev.types.get(t.name, t.name) for t in q.types]
+        out = self.call(opdef, attrs, [ev.values[name]], types, ctx, None, q.pos)
+        if len(out) != 1 or not isinstance(out[0], Tensor):
+            raise err(f"quantization '{q.op}' must have exactly one output", q.pos)
+        return out[0]
 
     def rhs(self, node, ev, ctx, hint=None):
         if isinstance(node, Invocation):
