@@ -207,6 +207,12 @@ def test_cli_runs_and_checks(tmp_path):
     check = subprocess.run([sys.executable, "-m", "webnn_core.nnef2", str(folder), "--check", "--attrib", "classes=4"],
                            capture_output=True, text=True, env=env)
     assert check.returncode == 0 and "output output: real[1, 4]" in check.stdout
+    again = subprocess.run([sys.executable, "-m", "webnn_core.nnef2", str(folder), "--random-inputs", "3", "--export",
+                            str(tmp_path / "re.tgz"), "--output-dir", str(tmp_path / "out2")],
+                           capture_output=True, text=True, env=env)
+    assert again.returncode == 0, again.stderr
+    np.testing.assert_array_equal(load(str(tmp_path / "re.tgz")).run({"input": x})["output"],
+                                  load(str(folder)).run({"input": x})["output"])
     (folder / "main.sknd").write_text(SMALL.replace("nn.relu(c)", "nn.relu(c"))
     bad = subprocess.run([sys.executable, "-m", "webnn_core.nnef2", str(folder), "--check"], capture_output=True,
                          text=True, env=env)
