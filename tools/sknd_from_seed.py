@@ -224,7 +224,7 @@ def repair(seed_path):
     # restore lost '}' by structure: a block header inside an open block closes it;
     # a new operator (or the end) closes everything still open
     modules = {}
-    depth, current, ops = 0, None, []
+    depth, current = 0, None
     pending = []
 
     def close_all(no, why):

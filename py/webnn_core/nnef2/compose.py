@@ -16,11 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..nnef.errors import NNEFError, NNEFSemanticError, NNEFUnsupportedError
-from .ast import Block, If, Invocation, LItem, LList, Loop, Value
+from .ast import Block, If, Invocation, LItem, LList, Loop, Param, Value
 from . import intrinsics
 from .dtypes import NUMPY_TYPES, WEBNN_TYPES
 from .expr import Evaluator, Tensor, Unknown, err, fmt_value, type_of
-from .instance import DefaultInput, Upto, assign_lvalue, has_dynamic, instantiate, output_shape, resolve_type
+from .instance import (DefaultInput, Upto, assign_lvalue, convert_attr, fit_pack, has_dynamic, instantiate,
+                       output_shape, resolve_type)
 
 
 
@@ -91,7 +92,6 @@ class Composer:
                 value = None
             else:
                 raise err(f"graph '{gdef.name}': attribute '{p.name}' has no default; give its value", p.pos)
-            from .instance import convert_attr, fit_pack
             ev.values[p.name] = convert_attr(p, value, ev, p.pos)
             if p.type.pack is not None:
                 ev.values[p.name] = fit_pack(p, ev.values[p.name], ev, gdef.name)
@@ -475,5 +475,4 @@ def _operand(a):
 
 
 def _as_param(item):
-    from .ast import Param
     return Param(item.name, item.type, None, [], item.pos)

@@ -303,7 +303,7 @@ class Evaluator:
                 raise err(f"pack length {len(v)} does not match the given length {n}", item.pos)
             return list(v)
         if n is None:
-            raise err(f"'..' after a single value needs a count, as in 'x..(n)'", item.pos)
+            raise err("'..' after a single value needs a count, as in 'x..(n)'", item.pos)
         return [v] * int(n)
 
     def ev_expand(self, e):
@@ -444,7 +444,7 @@ class Evaluator:
         if not e.a:
             return DEFAULTS[t]
         if len(e.a) != 1:
-            raise err(f"a cast takes one argument", e.pos)
+            raise err("a cast takes one argument", e.pos)
         return cast(t, self.eval(e.a[0]), e.pos)
 
     def ev_builtin(self, e):

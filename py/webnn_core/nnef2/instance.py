@@ -6,6 +6,7 @@ output types and shapes. Everything comes from the SkriptND text."""
 from __future__ import annotations
 
 from ..nnef.errors import NNEFSemanticError, NNEFUnsupportedError
+from .ast import LList
 from .expr import CONCRETE, Evaluator, Tensor, Unknown, err, fmt_value, type_of
 
 ABSTRACT = {"type": ("int", "real", "bool", "str"), "arith": ("int", "real", "bool"), "num": ("int", "real")}
@@ -478,7 +479,6 @@ def bind_using(u, ev):
 
 
 def assign_lvalue(lhs, value, ev, where):
-    from .ast import LList
     if isinstance(lhs, LList):
         if value is None:
             for it in lhs.items:
