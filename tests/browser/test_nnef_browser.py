@@ -75,10 +75,10 @@ window.result = (async () => {
   out.v2file = await run(v2File);
   out.v2folder = await run(await webnnPolyfill.loadNNEF(ctx, '/nnef-test/alexnet2/'));
   const exported2 = await webnnPolyfill.exportNNEF(fromTgz.graph, { name: 'AlexNet', version: '2.0' });
-  out.exported2Head = exported2.text.split('\n').find((l) => l.startsWith('graph'));
+  out.exported2Head = exported2.text.split('\\n').find((l) => l.startsWith('graph'));
   out.v2reimported = await run(await webnnPolyfill.loadNNEF(ctx, exported2.archive));
   try {
-    await webnnPolyfill.loadNNEF(ctx, { 'main.sknd': 'import nn;\ngraph G {\n  @input { x: real[2]; }\n  @compose { y = nn.relu(x; }\n}\n' });
+    await webnnPolyfill.loadNNEF(ctx, { 'main.sknd': 'import nn;\\ngraph G {\\n  @input { x: real[2]; }\\n  @compose { y = nn.relu(x; }\\n}\\n' });
     out.error2 = null;
   } catch (e) {
     out.error2 = { name: e.name, message: e.message };
