@@ -430,3 +430,16 @@ def test_space_batch_and_pad_modes():
     np.testing.assert_array_equal(out["b"], x)
     np.testing.assert_array_equal(out["c"], np.pad(x, [(0, 0), (0, 0), (1, 2), (0, 1)], mode="edge"))
     np.testing.assert_array_equal(out["e"], np.pad(x, [(0, 0), (0, 0), (0, 0), (1, 2)], constant_values=5.0))
+
+
+def test_top_k():
+    x = R.standard_normal((2, 5, 3)).astype(np.float32)
+    out = one_op("""v, i = algo.top_k{k=3, axis=1}(x);
+        w, j = algo.top_k{k=9, axis=-1, largest=false}(x);""", {"x": x},
+                 {"v": "real", "i": "int", "w": "real", "j": "int"}, imports=("algo",))
+    order = np.argsort(-x, axis=1, kind="stable")[:, :3]
+    np.testing.assert_array_equal(out["i"], order)
+    np.testing.assert_array_equal(out["v"], np.take_along_axis(x, order, 1))
+    order = np.argsort(x, axis=2, kind="stable")
+    np.testing.assert_array_equal(out["j"], order)           # k is capped at the axis' extent (k << m)
+    np.testing.assert_array_equal(out["w"], np.take_along_axis(x, order, 2))

@@ -820,3 +820,28 @@ def _min_max_quantize(c, inst, x):
     q = c.op("sub", _round_half_away(c, c.op("mul", c.op("div", c.op("sub", clamped, mn), sc), scalar(c, r, x))),
              scalar(c, p, x))
     return c.op("add", c.op("mul", c.op("div", c.op("add", q, scalar(c, p, x)), scalar(c, r, x)), sc), mn)
+
+
+# -- algorithms -----------------------------------------------------------------------------------------
+@op("algo.top_k")
+def _top_k(c, inst, x):
+    # k rounds of argMax (argMin for the smallest) along the axis, each taking the found element out
+    # with -inf (+inf): sorted, ties by the lower index; k is a compile-time value
+    d = len(x.shape)
+    axis = inst.attrs["axis"] % d
+    m = x.shape[axis]
+    k = min(inst.attrs["k"], m)
+    largest = inst.attrs["largest"]
+    shape = [1] * d
+    shape[axis] = m
+    iota = c.const(np.arange(m, dtype=np.int32).reshape(shape), "int")
+    fill = scalar(c, -np.inf if largest else np.inf, x)
+    cur, values, indices = x, [], []
+    for _ in range(k):
+        idx = c.op("argMax" if largest else "argMin", cur, axis, keepDimensions=True, outputDataType="int32")
+        values.append(c.op("gatherElements", x, idx, axis=axis))
+        indices.append(idx)
+        cur = c.op("where", c.op("equal", iota, idx), fill, cur)
+    if k == 1:
+        return [c.op("identity", values[0]), c.op("identity", indices[0])]
+    return [c.op("concat", values, axis), c.op("concat", indices, axis)]
