@@ -347,7 +347,8 @@ class Composer:
                 # an assert (or binding) inside the operator's own module: report it at the invocation
                 if isinstance(e, NNEFUnsupportedError):
                     raise NNEFUnsupportedError(e.op, f"{e.reason} [{e.location}]").at(pos) from None
-                raise type(e)(f"{e.detail} [{e.location}]").at(pos) from None
+                cls = NNEFSemanticError if isinstance(e, Unknown) else type(e)
+                raise cls(f"{e.detail} [{e.location}]").at(pos) from None
             raise
         scope = ctx.scope + [label] if label else ctx.scope
         mapped = intrinsics.MAPPING.get(opdef.qualified)

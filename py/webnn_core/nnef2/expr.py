@@ -14,14 +14,17 @@ from ..nnef.errors import NNEFSemanticError
 INT_INF = 2 ** 63 - 1      # int(inf): the extremal integer a runtime maps to its own (seed §2.4 Casting)
 
 
-class Unknown(Exception):
+class Unknown(NNEFSemanticError):
     """An identifier has no value yet (used to decide evaluation order: deferred
-    defaults, interleaved asserts, binding order)."""
+    defaults, interleaved asserts, binding order). One that is never resolved is a
+    positioned semantic error like any other."""
 
     def __init__(self, name, pos=None):
-        super().__init__(name)
+        super().__init__(f"unknown identifier '{name}'")
         self.name = name
         self.pos = pos
+        if pos is not None:
+            self.at(pos)
 
 
 class Tensor:
