@@ -40,6 +40,8 @@ manual(1912, "+ ...)", "+ ..)", "'..' printed as '...': the assert needs the sum
 manual(2124, "+ ...)", "+ ..)", "'..' printed as '...': the assert needs the sum of the pack, not its running sums")
 manual(1918, "( shape * ..)", "(_shape * ..)", "leading '_' printed as a space (the volume of '_shape', -1 resolved)")
 manual(4348, "fc * q", "fc * g", "'g' read as 'q' ('g' is the group count defined above)")
+manual(5305, "'ROUND PREFER CEIL'", "'ROUND_PREFER_CEIL'",
+       "'_' printed as spaces inside a string value (printed 'ROUND_PREFER_CEIL' at seed lines 5430 and 5485)")
 manual(4962, "12_norm", "l2_norm", "'l' read as '1'")
 manual(2088, "U = Z", "u = z", "identifiers capitalised by the extraction (the next lines use 'u' and 'z')")
 manual(2337, "| | ...", "|| ..", "'||' split into '| |', and '..' printed as '...' (an any-fold, not running ors)")
@@ -222,7 +224,7 @@ def repair(seed_path):
     # restore lost '}' by structure: a block header inside an open block closes it;
     # a new operator (or the end) closes everything still open
     modules = {}
-    depth, current, ops = 0, None, []
+    depth, current = 0, None
     pending = []
 
     def close_all(no, why):

@@ -104,7 +104,7 @@ export async function loadNNEF(context, source, options) {
   const graph = new MLGraph(INTERNAL);
   slots.set(graph, { kind: 'MLGraph', handle: r.graph, context: c, inputs: r.allInputs, outputs: r.outputs, destroyed: false });
   released.register(graph, ['release', r.graph]);
-  return { graph, name: r.name, inputs: r.inputs, outputs: r.outputs, state: r.state };
+  return { graph, name: r.name, version: r.version || '1.0', inputs: r.inputs, outputs: r.outputs, state: r.state };
 }
 
 export async function exportNNEF(graph, options) {

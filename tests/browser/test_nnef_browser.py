@@ -3,7 +3,9 @@
 
 One page load: the width-reduced AlexNet is loaded from a .tgz URL and from a
 graph.nnef URL (its .dat files fetched beside it), dispatched, exported back with
-`exportNNEF`; a malformed model rejects with a positioned SyntaxError.
+`exportNNEF`; a malformed model rejects with a positioned SyntaxError. The same
+model converted to NNEF 2.0 (SkriptND) loads from a main.sknd URL and a folder
+URL, and exports/re-imports as 2.0.
 """
 import sys
 from pathlib import Path
@@ -67,6 +69,20 @@ window.result = (async () => {
   } catch (e) {
     out.error = { name: e.name, message: e.message };
   }
+  // NNEF 2.0 (SkriptND): the same model converted; from a main.sknd URL, a folder URL, and an exported archive
+  const v2File = await webnnPolyfill.loadNNEF(ctx, '/nnef-test/alexnet2/main.sknd');
+  out.v2version = v2File.version;
+  out.v2file = await run(v2File);
+  out.v2folder = await run(await webnnPolyfill.loadNNEF(ctx, '/nnef-test/alexnet2/'));
+  const exported2 = await webnnPolyfill.exportNNEF(fromTgz.graph, { name: 'AlexNet', version: '2.0' });
+  out.exported2Head = exported2.text.split('\\n').find((l) => l.startsWith('graph'));
+  out.v2reimported = await run(await webnnPolyfill.loadNNEF(ctx, exported2.archive));
+  try {
+    await webnnPolyfill.loadNNEF(ctx, { 'main.sknd': 'import nn;\\ngraph G {\\n  @input { x: real[2]; }\\n  @compose { y = nn.relu(x; }\\n}\\n' });
+    out.error2 = null;
+  } catch (e) {
+    out.error2 = { name: e.name, message: e.message };
+  }
   out.hasNavigatorLoad = 'loadNNEF' in navigator.ml;
   return out;
 })().catch((e) => ({ fatal: String(e), stack: e.stack }));
@@ -85,6 +101,9 @@ def nnef_site(tmp_path_factory):
     (site / "alexnet.tgz").write_bytes(samples.to_tgz(files, prefix="alexnet/"))
     x = np.random.default_rng(7).standard_normal((1, 3, 195, 195)).astype(np.float32)
     (site / "input.bin").write_bytes(x.tobytes())
+    from webnn_core.nnef2 import convert
+
+    convert(str(site / "alexnet"), str(site / "alexnet2"))
     (site / "index.html").write_text(PAGE)
     expected = load_model(files).run({"input": x})["output"]
     return site, expected
@@ -112,11 +131,14 @@ def test_load_nnef_in_browser(nnef_site, browser):
     assert result["inputs"] == {"input": {"dataType": "float32", "shape": [1, 3, 195, 195]}}
     assert result["outputs"] == {"output": {"dataType": "float32", "shape": [1, 62, 1, 1]}}
     want = expected.reshape(-1)
-    for key in ("tgz", "folder", "reimported"):
+    for key in ("tgz", "folder", "reimported", "v2file", "v2folder", "v2reimported"):
         got = np.asarray(result[key], np.float32)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=key)
     assert result["exportedHead"].startswith("version 1.0;")
     assert result["error"]["name"] == "SyntaxError"
     assert result["error"]["message"].startswith("graph.nnef:5:13:"), result["error"]
+    assert result["v2version"] == "2.0" and result["exported2Head"] == "graph AlexNet {"
+    assert result["error2"]["name"] == "SyntaxError"
+    assert result["error2"]["message"].startswith("main.sknd:4:27:"), result["error2"]
     assert result["hasNavigatorLoad"] is False
     assert result["builderRoundTrip"] is True

@@ -207,6 +207,12 @@ def test_cli_runs_and_checks(tmp_path):
     check = subprocess.run([sys.executable, "-m", "webnn_core.nnef2", str(folder), "--check", "--attrib", "classes=4"],
                            capture_output=True, text=True, env=env)
     assert check.returncode == 0 and "output output: real[1, 4]" in check.stdout
+    again = subprocess.run([sys.executable, "-m", "webnn_core.nnef2", str(folder), "--random-inputs", "3", "--export",
+                            str(tmp_path / "re.tgz"), "--output-dir", str(tmp_path / "out2")],
+                           capture_output=True, text=True, env=env)
+    assert again.returncode == 0, again.stderr
+    np.testing.assert_array_equal(load(str(tmp_path / "re.tgz")).run({"input": x})["output"],
+                                  load(str(folder)).run({"input": x})["output"])
     (folder / "main.sknd").write_text(SMALL.replace("nn.relu(c)", "nn.relu(c"))
     bad = subprocess.run([sys.executable, "-m", "webnn_core.nnef2", str(folder), "--check"], capture_output=True,
                          text=True, env=env)
@@ -344,3 +350,21 @@ graph G {
     # 'wrapped' has one component and no tensors of its own: 'scale' inside it has scope G.outer, not G.outer.y
     files = {"main.sknd": text, "main.G.outer.w.dat": dat_bytes(w)}
     np.testing.assert_array_equal(load(files).run({"x": np.ones(3, np.float32)})["z"], w)
+
+
+def test_quantize_block_as_fake_quantization():
+    text = """import nn;
+import quant;
+graph Q {
+    @input { x: real[1, 4]; }
+    @output { y: real[1, 4]; }
+    @compose { y = nn.relu(x); }
+    @quantize {
+        x: quant.zero_point_linear_quantize{zero_point=[0], scale=[0.5], bits=8, channel_axis=0};
+    }
+}
+"""
+    x = np.array([[0.2, 0.8, -1.0, 1.3]], np.float32)
+    np.testing.assert_array_equal(load({"main.sknd": text}).run({"x": x})["y"], np.maximum(x, 0))   # parsed only
+    q = load({"main.sknd": text}, quantization=True).run({"x": x})["y"]
+    np.testing.assert_array_equal(q, [[0.0, 1.0, 0.0, 1.5]])   # round(x / 0.5) * 0.5, half away from zero

@@ -28,6 +28,8 @@ UNARY = {
     "math.tanh": (X, np.tanh), "math.floor": (X * 3, np.floor), "math.ceil": (X * 3, np.ceil),
     "math.round": (np.array([-2.5, -1.5, -0.4, 0.5, 1.5, 2.6], np.float32),
                    lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5)),
+    "math.atan": (X * 4, np.arctan), "math.asin": (UNIT, np.arcsin), "math.acos": (UNIT, np.arccos),
+    "math.asinh": (X * 3, np.arcsinh), "math.acosh": (POS + 1, np.arccosh), "math.atanh": (UNIT, np.arctanh),
     "nn.relu": (X, lambda x: np.maximum(x, 0)), "nn.sigmoid": (X, lambda x: 1 / (1 + np.exp(-x))),
     "nn.gelu": (X, lambda x: 0.5 * x * (1 + erf(x / np.sqrt(2)))),
     "nn.elu": (X, lambda x: np.where(x < 0, np.exp(x) - 1, x)), "nn.silu": (X, lambda x: x / (1 + np.exp(-x))),
@@ -306,3 +308,138 @@ def test_fake_quantization():
     r = 255.0
     q = rnd((np.clip(x, -1.0, 1.5) + 1.0) / 2.5 * r)
     np.testing.assert_allclose(out["b"], q / r * 2.5 - 1.0, rtol=1e-5, atol=1e-6)
+
+
+def test_resize():
+    x = R.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    out = one_op("""a = image.nearest_resize{axes=[2, 3], size=[6, 2]}(x);
+        b = image.linear_resize{axes=[2, 3], size=[6, 8]}(x);
+        c = image.nearest_resize{axes=[3], size=[7], coordinate_transform='ALIGNED', rounding_method='FLOOR'}(x);""",
+                 {"x": x}, {"a": "real", "b": "real", "c": "real"})
+
+    def half_pixel_linear(v, axis, n_out):
+        # bilinear with half-pixel centres and edge replication (the SYMMETRIC transform), by explicit loops
+        n_in = v.shape[axis]
+        out = np.zeros(v.shape[:axis] + (n_out,) + v.shape[axis + 1:])
+        for o in range(n_out):
+            src = (o + 0.5) * n_in / n_out - 0.5
+            lo = int(np.floor(src))
+            t = src - lo
+            a_, b_ = min(max(lo, 0), n_in - 1), min(max(lo + 1, 0), n_in - 1)
+            out.swapaxes(0, axis)[o] = ((1 - t) * v.swapaxes(0, axis)[a_] + t * v.swapaxes(0, axis)[b_])
+        return out
+
+    np.testing.assert_allclose(out["b"], half_pixel_linear(half_pixel_linear(x, 2, 6), 3, 8), rtol=1e-5, atol=1e-6)
+    # nearest, SYMMETRIC + ROUND_PREFER_FLOOR: source = ceil((o + 0.5) * n_in / n_out - 1)
+    rows = [int(np.ceil((o + 0.5) * 3 / 6 - 1)) for o in range(6)]
+    cols = [int(np.ceil((o + 0.5) * 4 / 2 - 1)) for o in range(2)]
+    np.testing.assert_array_equal(out["a"], x[:, :, rows][:, :, :, cols])
+    # ALIGNED + FLOOR: source = floor(o * (n_in - 1) / (n_out - 1))
+    np.testing.assert_array_equal(out["c"], x[:, :, :, [int(np.floor(o * 3 / 6)) for o in range(7)]])
+
+
+def test_resize_and_rescale_compose_to_the_mapped_resizers():
+    x = R.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    out = one_op("""a = image.resize{axes=[2, 3], size=[6, 8], mode='LINEAR'}(x);
+        b = image.linear_resize{axes=[2, 3], size=[6, 8]}(x);
+        c = image.rescale{axes=[2, 3], factor=[2.0, 0.5], mode='NEAREST'}(x);
+        d = image.nearest_resize{axes=[2, 3], size=[6, 2]}(x);""", {"x": x}, dict.fromkeys("abcd", "real"))
+    np.testing.assert_array_equal(out["a"], out["b"])
+    np.testing.assert_array_equal(out["c"], out["d"])
+
+
+def test_pools_over_other_axes_and_local_response_norm():
+    x = R.standard_normal((1, 5, 3, 4)).astype(np.float32)
+    out = one_op("""m = nn.max_pool{axes=[1], size=[3], stride=[2], padding=[1, 1]}(x);
+        s = nn.sum_pool{axes=[1, 3], size=[2, 2], stride=[1, 2], padding=[0, 0, 1, 0]}(x);
+        n = nn.local_response_norm{size=[3], alpha=0.5, beta=0.75, bias=2.0}(x);""", {"x": x},
+                 dict.fromkeys("msn", "real"))
+    xm = np.pad(x, [(0, 0), (1, 1), (0, 0), (0, 0)], constant_values=-np.inf)
+    np.testing.assert_array_equal(out["m"], np.stack([xm[:, 2 * i:2 * i + 3].max(1) for i in range(3)], 1))
+    xs = np.pad(x, [(0, 0), (0, 1), (0, 0), (0, 0)])
+    ref = np.stack([np.stack([xs[:, c:c + 2, :, 2 * j:2 * j + 2].sum((1, 3)) for j in range(2)], -1)
+                    for c in range(5)], 1)
+    np.testing.assert_allclose(out["s"], ref, rtol=1e-5, atol=1e-5)
+    sq = np.pad(x ** 2, [(0, 0), (1, 1), (0, 0), (0, 0)])
+    mean = np.stack([sq[:, c:c + 3].sum(1) / 3 for c in range(5)], 1)   # ignore_border=false: pads count
+    np.testing.assert_allclose(out["n"], x / (2.0 + 0.5 * mean) ** 0.75, rtol=1e-5, atol=1e-6)
+
+
+def test_nd_gather_and_scatters():
+    data = R.standard_normal((3, 4, 2)).astype(np.float32)
+    idx = np.array([[2, 1], [0, 3]], np.int32)
+    upd = np.ones((2, 2), np.float32) * 9
+    sidx = np.array([[[1, 0]], [[0, 1]], [[3, 2]]], np.int32)
+    supd = np.full((3, 1, 2), 7, np.float32)
+    out = one_op("""g = layout.gather_nd(d, i);
+        s = layout.scatter_nd(d, i, u);
+        e = layout.scatter{axis=1}(d, j, v);""", {"d": data, "i": idx, "u": upd, "j": sidx, "v": supd},
+                 dict.fromkeys("gse", "real"))
+    np.testing.assert_array_equal(out["g"], data[[2, 0], [1, 3]])
+    ref = data.copy()
+    ref[[2, 0], [1, 3]] = 9
+    np.testing.assert_array_equal(out["s"], ref)
+    ref = data.copy()
+    for a in range(3):
+        for k in range(2):
+            ref[a, sidx[a, 0, k], k] = 7
+    np.testing.assert_array_equal(out["e"], ref)
+
+
+def test_argmax_nd_argmin_nd():
+    x = R.standard_normal((2, 3, 4)).astype(np.float32)
+    out = one_op("""[a, b] = math.argmax_nd{axes=[2, 0]}(x);
+        [c] = math.argmin_nd{axes=[1], squeeze=true}(x);""", {"x": x}, dict.fromkeys("abc", "int"))
+    flat = x.transpose(1, 0, 2).reshape(3, 8).argmax(1)          # over (axis 0, axis 2) row-major
+    np.testing.assert_array_equal(out["a"], (flat % 4).reshape(1, 3, 1))
+    np.testing.assert_array_equal(out["b"], (flat // 4).reshape(1, 3, 1))
+    np.testing.assert_array_equal(out["c"], x.argmin(1))
+
+
+def test_lstm_composes_from_its_skriptnd_loop():
+    """nn.lstm without 'steps': its @compose unstacks the sequence and unrolls _lstm_step in a
+    static 'with ... for ... do { ... yield ... }' loop; 'h0'/'c0' take their declared default 0.0."""
+    s, b, c, n = 3, 2, 4, 5
+    x = R.standard_normal((s, b, c)).astype(np.float32)
+    w = R.standard_normal((4 * n, c)).astype(np.float32)
+    r = R.standard_normal((4 * n, n)).astype(np.float32)
+    bias = R.standard_normal(4 * n).astype(np.float32)
+    out = one_op("Y, h, k = nn.lstm(x, w, r, bb);", {"x": x, "w": w, "r": r, "bb": bias},
+                 {"Y": "real", "h": "real", "k": "real"})
+    sig = lambda v: 1 / (1 + np.exp(-v))
+    h, cell, ys = np.zeros((b, n)), np.zeros((b, n)), []
+    for t in range(s):
+        i, f, g, o = np.split(x[t] @ w.T + bias + h @ r.T, 4, axis=1)
+        cell = sig(f) * cell + sig(i) * np.tanh(g)
+        h = sig(o) * np.tanh(cell)
+        ys.append(h)
+    np.testing.assert_allclose(out["Y"], np.stack(ys), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["h"], h, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["k"], cell, rtol=1e-5, atol=1e-6)
+
+
+def test_space_batch_and_pad_modes():
+    x = R.standard_normal((2, 3, 4, 6)).astype(np.float32)
+    out = one_op("""a = layout.space_to_batch{block_size=[2, 3]}(x);
+        b = layout.batch_to_space{block_size=[2, 3]}(a);
+        c = layout.pad{axes=[2, 3], padding=[1, 0, 2, 1], method='REPLICATE'}(x);
+        e = layout.pad{axes=[3], padding=[1, 2]}(x, 5.0);""", {"x": x}, dict.fromkeys("abce", "real"))
+    # as the definition's @compose: reshape to [b, c, (block, s / block)..], block axes first, flatten
+    ref = x.reshape(2, 3, 2, 2, 3, 2).transpose(2, 4, 0, 1, 3, 5).reshape(12, 3, 2, 2)
+    np.testing.assert_array_equal(out["a"], ref)
+    np.testing.assert_array_equal(out["b"], x)
+    np.testing.assert_array_equal(out["c"], np.pad(x, [(0, 0), (0, 0), (1, 2), (0, 1)], mode="edge"))
+    np.testing.assert_array_equal(out["e"], np.pad(x, [(0, 0), (0, 0), (0, 0), (1, 2)], constant_values=5.0))
+
+
+def test_top_k():
+    x = R.standard_normal((2, 5, 3)).astype(np.float32)
+    out = one_op("""v, i = algo.top_k{k=3, axis=1}(x);
+        w, j = algo.top_k{k=9, axis=-1, largest=false}(x);""", {"x": x},
+                 {"v": "real", "i": "int", "w": "real", "j": "int"}, imports=("algo",))
+    order = np.argsort(-x, axis=1, kind="stable")[:, :3]
+    np.testing.assert_array_equal(out["i"], order)
+    np.testing.assert_array_equal(out["v"], np.take_along_axis(x, order, 1))
+    order = np.argsort(x, axis=2, kind="stable")
+    np.testing.assert_array_equal(out["j"], order)           # k is capped at the axis' extent (k << m)
+    np.testing.assert_array_equal(out["w"], np.take_along_axis(x, order, 2))

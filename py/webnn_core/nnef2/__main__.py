@@ -1,7 +1,8 @@
 """Run an NNEF 2.0 (SkriptND) model with the WebNN core on CPython.
 
     python -m webnn_core.nnef2 MODEL [--input NAME=FILE.npy ...] [--output-dir DIR] [--check]
-                                     [--graph NAME] [--attrib NAME=VALUE ...]
+                                     [--graph NAME] [--attrib NAME=VALUE ...] [--random-inputs SEED]
+                                     [--quantization] [--export PATH]
 
 MODEL is a folder holding main.sknd (+ modules, .dat files), a .tgz/.tar
 archive of one, or a main.sknd path. Without --check the model is composed,
@@ -49,6 +50,8 @@ def main(argv=None) -> int:
     p.add_argument("--graph", help="which graph of main.sknd (default: the first)")
     p.add_argument("--attrib", action="append", metavar="NAME=VALUE", help="a graph attribute (repeatable)")
     p.add_argument("--random-inputs", type=int, metavar="SEED", help="feed seeded random data to missing inputs")
+    p.add_argument("--quantization", action="store_true", help="apply @quantize entries as fake quantization")
+    p.add_argument("--export", metavar="PATH", help="also write the built WebNN graph back as SkriptND (folder/.tgz)")
     args = p.parse_args(argv)
 
     from ..errors import WebNNError
@@ -67,7 +70,7 @@ def main(argv=None) -> int:
             return 0
         from .model import load
 
-        model = load(args.model, graph=args.graph, attrs=attrs)
+        model = load(args.model, graph=args.graph, attrs=attrs, quantization=args.quantization)
         files = _pairs(args.input, "--input")
         unknown = sorted(set(files) - set(model.inputs))
         if unknown:
@@ -94,6 +97,12 @@ def main(argv=None) -> int:
             path = os.path.join(args.output_dir, f"{name}.npy")
             np.save(path, results[name])
             print(f"{path}: {results[name].dtype}{list(results[name].shape)}")
+        if args.export:
+            from .export import export_graph, write
+
+            text, files = export_graph(model.graph, model.name)
+            write(text, files, args.export)
+            print(f"exported to {args.export}")
         return 0
     except (NNEFError, WebNNError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)

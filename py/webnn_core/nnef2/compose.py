@@ -16,11 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..nnef.errors import NNEFError, NNEFSemanticError, NNEFUnsupportedError
-from .ast import Block, If, Invocation, LItem, LList, Loop, Value
+from .ast import Block, If, Invocation, LItem, LList, Loop, Param, Value
 from . import intrinsics
 from .dtypes import NUMPY_TYPES, WEBNN_TYPES
 from .expr import Evaluator, Tensor, Unknown, err, fmt_value, type_of
-from .instance import assign_lvalue, bind_value, instantiate, output_shape, resolve_type
+from .instance import (DefaultInput, Upto, assign_lvalue, convert_attr, fit_pack, has_dynamic, instantiate,
+                       output_shape, resolve_type)
 
 
 
@@ -34,8 +35,10 @@ class Context:
 
 
 class Composer:
-    def __init__(self, modules, builder=None, variables=None, lowered=()):
+    def __init__(self, modules, builder=None, variables=None, lowered=(), quantization=False):
         self.modules = modules              # a ModuleSet
+        self.quantization = quantization    # apply the graph's @quantize entries as fake quantization
+        self.quantize = {}                  # tensor name -> Quantization, for the graph being composed
         self.b = builder
         self.variables = variables          # callable(scope list, name, dtype, shape) -> ndarray, or None
         self.lowered = set(lowered)         # standard operators to decompose instead of mapping to WebNN
@@ -89,7 +92,6 @@ class Composer:
                 value = None
             else:
                 raise err(f"graph '{gdef.name}': attribute '{p.name}' has no default; give its value", p.pos)
-            from .instance import convert_attr, fit_pack
             ev.values[p.name] = convert_attr(p, value, ev, p.pos)
             if p.type.pack is not None:
                 ev.values[p.name] = fit_pack(p, ev.values[p.name], ev, gdef.name)
@@ -111,7 +113,16 @@ class Composer:
             raise NNEFUnsupportedError(gdef.name, "@update (variable updates) is not executed by this "
                                        "importer: variables are loaded as constants").at(gdef.pos)
         self.declare_tensors(gdef, ev, ctx)
+        if self.quantization:
+            self.quantize = {q.tensor: q for q in gdef.block("quantize")}
+            for name in list(self.quantize):
+                if "." in name:
+                    raise NNEFUnsupportedError("@quantize", f"scoped tensor name '{name}' (only the graph's own "
+                                               f"tensors are quantized)").at(self.quantize[name].pos)
+                if isinstance(ev.values.get(name), Tensor):      # inputs, constants, variables
+                    ev.values[name] = self.fake_quantize(name, ev, ctx)
         self.run(gdef.block("compose"), ev, ctx)
+        self.quantize = {}
         outputs = {}
         for p in gdef.block("output"):
             t = ev.values.get(p.name)
@@ -201,6 +212,20 @@ class Composer:
             if isinstance(item, LItem) and item.pack is not None and not isinstance(value, list):
                 raise err(f"'{item.name}..' expects a pack of tensors", item.pos)
             assign_lvalue(item, value, ev, pos)
+            if isinstance(item, LItem) and item.name in self.quantize and isinstance(value, Tensor):
+                ev.values[item.name] = self.fake_quantize(item.name, ev, None)
+
+    def fake_quantize(self, name, ev, ctx):
+        """`name: op{attrs};` of @quantize (seed §2.14): the tensor replaced by op(tensor)."""
+        q = self.quantize[name]
+        ctx = ctx or Context("main", [])
+        opdef = self.modules.resolve(q.op, ctx.module, q.pos)
+        attrs = {k: ev.eval(e) for k, e, _ in q.attrs}
+        types = [ev.types.get(t.name, t.name) for t in q.types]
+        out = self.call(opdef, attrs, [ev.values[name]], types, ctx, None, q.pos)
+        if len(out) != 1 or not isinstance(out[0], Tensor):
+            raise err(f"quantization '{q.op}' must have exactly one output", q.pos)
+        return out[0]
 
     def rhs(self, node, ev, ctx, hint=None):
         if isinstance(node, Invocation):
@@ -322,13 +347,26 @@ class Composer:
                 # an assert (or binding) inside the operator's own module: report it at the invocation
                 if isinstance(e, NNEFUnsupportedError):
                     raise NNEFUnsupportedError(e.op, f"{e.reason} [{e.location}]").at(pos) from None
-                raise type(e)(f"{e.detail} [{e.location}]").at(pos) from None
+                cls = NNEFSemanticError if isinstance(e, Unknown) else type(e)
+                raise cls(f"{e.detail} [{e.location}]").at(pos) from None
             raise
         scope = ctx.scope + [label] if label else ctx.scope
         mapped = intrinsics.MAPPING.get(opdef.qualified)
+        for k, p in enumerate(params):
+            d = inst.env.get(p.name)
+            if isinstance(d, DefaultInput):
+                t = self.tensor_const(np.full(d.shape, d.value), d.dtype, p.name)
+                inst.env[p.name] = inst.inputs[k] = t
+        dynamic = any(has_dynamic(shape) for _, _, shape in inst.outputs)
+        if dynamic and (mapped is not None or not opdef.block("compose")):
+            name, _, shape = next(o for o in inst.outputs if has_dynamic(o[2]))
+            where = next(d for d in _flat(shape) if isinstance(d, Upto)).pos
+            raise NNEFUnsupportedError(opdef.qualified, f"output '{name}' has a dynamic shape ('~' or '|'), which a "
+                                       f"static WebNN graph cannot express").at(where)
         if self.b is None:
-            results = [self.shaped(inst, k) for k in range(len(inst.outputs))]
-            if opdef.block("compose") and mapped is None and opdef.qualified not in self.modules.standard_ops:
+            results = [self.shaped(inst, k) for k in range(len(inst.outputs))] if not dynamic else None
+            if opdef.block("compose") and (dynamic or (mapped is None and
+                                                       opdef.qualified not in self.modules.standard_ops)):
                 results = self.inline(opdef, inst, Context(opdef.module, scope), pos)
             self.operations.append((opdef.qualified, scope))
             return results
@@ -412,11 +450,23 @@ class Composer:
                 continue
             if not isinstance(t, Tensor):
                 raise err(f"'{opdef.qualified}': its @compose never assigns output '{name}'", p.pos)
+            if has_dynamic(shape) and len(shape) == len(t.shape):
+                # a dynamic extent takes the composed one, within its upper bound
+                shape = [t.shape[k] if isinstance(d, Upto) and (d.bound is None or t.shape[k] <= d.bound) else d
+                         for k, d in enumerate(shape)]
             if list(t.shape) != list(shape) or t.dtype != dtype:
                 raise err(f"'{opdef.qualified}': output '{name}' is declared {dtype}{shape} but composed as "
                           f"{t.dtype}{list(t.shape)}", p.pos)
             results.append(t)
         return results
+
+
+def _flat(shape):
+    for d in shape:
+        if isinstance(d, list):
+            yield from _flat(d)
+        else:
+            yield d
 
 
 def _operand(a):
@@ -426,5 +476,4 @@ def _operand(a):
 
 
 def _as_param(item):
-    from .ast import Param
     return Param(item.name, item.type, None, [], item.pos)

@@ -150,7 +150,7 @@ class Exporter:
             self.lines.append(f"        {ident} = math.iden({self.ref(operand)});")
             self.modules.add("math")
             outs.append(f"        {ident}: {self.type_of(operand)}{lit(list(operand.shape))};")
-        text = [f"# exported by webnn_core.nnef2 from a WebNN graph"]
+        text = ["# exported by webnn_core.nnef2 from a WebNN graph"]
         text += [f"import {m};" for m in sorted(self.modules)]
         text += ["", f"graph {self.name} {{", "    @input {", *inputs, "    }", "    @output {", *outs, "    }"]
         if self.constants:

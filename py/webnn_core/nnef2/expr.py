@@ -14,14 +14,17 @@ from ..nnef.errors import NNEFSemanticError
 INT_INF = 2 ** 63 - 1      # int(inf): the extremal integer a runtime maps to its own (seed §2.4 Casting)
 
 
-class Unknown(Exception):
+class Unknown(NNEFSemanticError):
     """An identifier has no value yet (used to decide evaluation order: deferred
-    defaults, interleaved asserts, binding order)."""
+    defaults, interleaved asserts, binding order). One that is never resolved is a
+    positioned semantic error like any other."""
 
     def __init__(self, name, pos=None):
-        super().__init__(name)
+        super().__init__(f"unknown identifier '{name}'")
         self.name = name
         self.pos = pos
+        if pos is not None:
+            self.at(pos)
 
 
 class Tensor:
@@ -303,7 +306,7 @@ class Evaluator:
                 raise err(f"pack length {len(v)} does not match the given length {n}", item.pos)
             return list(v)
         if n is None:
-            raise err(f"'..' after a single value needs a count, as in 'x..(n)'", item.pos)
+            raise err("'..' after a single value needs a count, as in 'x..(n)'", item.pos)
         return [v] * int(n)
 
     def ev_expand(self, e):
@@ -444,7 +447,7 @@ class Evaluator:
         if not e.a:
             return DEFAULTS[t]
         if len(e.a) != 1:
-            raise err(f"a cast takes one argument", e.pos)
+            raise err("a cast takes one argument", e.pos)
         return cast(t, self.eval(e.a[0]), e.pos)
 
     def ev_builtin(self, e):

@@ -6,6 +6,7 @@ output types and shapes. Everything comes from the SkriptND text."""
 from __future__ import annotations
 
 from ..nnef.errors import NNEFSemanticError, NNEFUnsupportedError
+from .ast import LList
 from .expr import CONCRETE, Evaluator, Tensor, Unknown, err, fmt_value, type_of
 
 ABSTRACT = {"type": ("int", "real", "bool", "str"), "arith": ("int", "real", "bool"), "num": ("int", "real")}
@@ -66,7 +67,9 @@ def instantiate(opdef, attrs: dict, inputs: list, types=(), where=None) -> Insta
     for p, x in zip(params, inputs):
         if x is None and not p.type.optional and p.default is None:
             raise err(f"'{name}': input '{p.name}' is required", where)
-    pending = [(p, x) for p, x in zip(params, inputs) if not p.type.optional]
+    # inputs left out that have a default value (seed §2.6) are made after the others are bound
+    defaulted = [p for p, x in zip(params, inputs) if x is None and not p.type.optional and p.default is not None]
+    pending = [(p, x) for p, x in zip(params, inputs) if not p.type.optional and p not in defaulted]
     optional = [(p, x) for p, x in zip(params, inputs) if p.type.optional]
     for group in (pending, optional):
         while group:
@@ -82,6 +85,15 @@ def instantiate(opdef, attrs: dict, inputs: list, types=(), where=None) -> Insta
             if not progress:
                 raise err(f"'{name}': the shapes of inputs {[p.name for p, _ in group]} cannot be bound "
                           f"unambiguously (seed §2.6.1)", group[0][0].pos)
+
+    for p in defaulted:
+        try:
+            shape = output_shape(p, ev, name)
+            value = ev.eval(p.default)
+        except Unknown as u:
+            raise err(f"'{name}': the default of input '{p.name}' needs '{u.name}'", p.pos) from None
+        ev.values[p.name] = DefaultInput(value, resolve_type(p.type, ev), shape)
+        inputs[params.index(p)] = ev.values[p.name]
 
     # 3. deferred defaults
     for p in deferred:
@@ -119,7 +131,7 @@ def instantiate(opdef, attrs: dict, inputs: list, types=(), where=None) -> Insta
 
     outputs = []
     for p in opdef.block("output"):
-        outputs.append((p.name, resolve_type(p.type, ev), output_shape(p, ev, name)))
+        outputs.append((p.name, resolve_type(p.type, ev), output_shape(p, ev, name, dynamic=True)))
     for a in asserts:
         try:
             check_assert(a, ev, name)
@@ -390,8 +402,34 @@ def check_dtype(p, t, ev, what, where):
         raise err(f"{what} must be of type {want}, got {t.dtype}", where)
 
 
-def output_shape(p, ev, opname):
-    """The evaluated shape of a declared output (a list of shapes for a tensor pack)."""
+class Upto:
+    """A dynamic extent ('~' or 's|bound') of an operator's output: known only once its
+    body is composed; `bound` is its static upper bound (or None)."""
+
+    def __init__(self, bound, pos):
+        self.bound = bound
+        self.pos = pos
+
+    def __repr__(self):
+        return f"~|{self.bound}" if self.bound is not None else "~"
+
+
+class DefaultInput:
+    """An input left out of an invocation whose declaration gives a default value."""
+
+    def __init__(self, value, dtype, shape):
+        self.value = value
+        self.dtype = dtype
+        self.shape = shape
+
+
+def has_dynamic(shape):
+    return any(isinstance(d, Upto) or (isinstance(d, list) and has_dynamic(d)) for d in shape)
+
+
+def output_shape(p, ev, opname, dynamic=False):
+    """The evaluated shape of a declared output (a list of shapes for a tensor pack). With
+    `dynamic`, '~' and 's|bound' extents become `Upto` placeholders instead of an error."""
     ts = p.type
     if ts.shape is None:
         raise err(f"'{opname}': output '{p.name}' has no shape", p.pos)
@@ -404,8 +442,11 @@ def output_shape(p, ev, opname):
         dims = []
         for it in ts.shape:
             if it.expr is None or it.bound is not None:
-                raise NNEFUnsupportedError(opname, f"output '{p.name}' has a dynamic shape ('~' or '|'), which a "
-                                                   f"static WebNN graph cannot express").at(it.pos)
+                if not dynamic or it.pack is not None:
+                    raise NNEFUnsupportedError(opname, f"'{p.name}' has a dynamic shape ('~' or '|'), which a "
+                                                       f"static WebNN graph cannot express").at(it.pos)
+                dims.append(Upto(ev.eval(it.bound) if it.bound is not None else None, it.pos))
+                continue
             v = ev.eval(it.expr)
             if it.distinct and isinstance(v, list):
                 v = v[k]
@@ -423,6 +464,8 @@ def output_shape(p, ev, opname):
                     raise err(f"'{opname}': a packed extent needs '..' in output '{p.name}'", it.pos)
                 dims.append(v)
         for d in dims:
+            if isinstance(d, Upto):
+                continue
             if d is None or isinstance(d, bool) or not isinstance(d, int) or d < 0:
                 raise err(f"'{opname}': output '{p.name}' gets an invalid shape {fmt_value(dims)}", p.pos)
         return dims
@@ -436,7 +479,6 @@ def bind_using(u, ev):
 
 
 def assign_lvalue(lhs, value, ev, where):
-    from .ast import LList
     if isinstance(lhs, LList):
         if value is None:
             for it in lhs.items:

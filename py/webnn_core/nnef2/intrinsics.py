@@ -91,6 +91,66 @@ def _hyperbolic(c, inst, x):
     return c.op("mul", both, scalar(c, 0.5, x))
 
 
+@op("math.asinh")
+def _asinh(c, inst, x):
+    # log(x + sqrt(x^2 + 1)), odd-symmetric so that large negative x keeps its precision
+    a = c.op("abs", x)
+    y = c.op("log", c.op("add", a, c.op("sqrt", c.op("add", c.op("mul", a, a), scalar(c, 1.0, x)))))
+    return c.op("mul", c.op("sign", x), y)
+
+
+@op("math.acosh")
+def _acosh(c, inst, x):
+    return c.op("log", c.op("add", x, c.op("sqrt", c.op("sub", c.op("mul", x, x), scalar(c, 1.0, x)))))
+
+
+@op("math.atanh")
+def _atanh(c, inst, x):
+    one = scalar(c, 1.0, x)
+    return c.op("mul", c.op("log", c.op("div", c.op("add", one, x), c.op("sub", one, x))), scalar(c, 0.5, x))
+
+
+def _atan(c, x):
+    # WebNN has no atan: range reduction to |t| <= tan(pi/8) and the Cephes atanf minimax polynomial
+    # (about 1e-7 absolute), as the NNEF 1.0 importer does
+    a = c.op("abs", x)
+    one = scalar(c, 1.0, x)
+    big = c.op("greater", a, scalar(c, 2.414213562373095, x))
+    mid = c.op("greater", a, scalar(c, 0.4142135623730950, x))
+    t = c.op("where", big, c.op("neg", c.op("reciprocal", a)),
+             c.op("where", mid, c.op("div", c.op("sub", a, one), c.op("add", a, one)), a))
+    base = c.op("where", big, scalar(c, math.pi / 2, x), c.op("where", mid, scalar(c, math.pi / 4, x),
+                                                               scalar(c, 0.0, x)))
+    z = c.op("mul", t, t)
+    p = scalar(c, 8.05374449538e-2, x)
+    for k in (-1.38776856032e-1, 1.99777106478e-1, -3.33329491539e-1):
+        p = c.op("add", c.op("mul", p, z), scalar(c, k, x))
+    y = c.op("add", c.op("mul", c.op("mul", p, z), t), t)
+    return c.op("mul", c.op("sign", x), c.op("add", base, y))
+
+
+def _asin(c, x):
+    # asin x = 2 atan(x / (1 + sqrt(1 - x^2))): exact at +-1, no division by zero
+    one = scalar(c, 1.0, x)
+    root = c.op("sqrt", c.op("sub", one, c.op("mul", x, x)))
+    return c.op("mul", _atan(c, c.op("div", x, c.op("add", one, root))), scalar(c, 2.0, x))
+
+
+@op("math.atan")
+def _atan_op(c, inst, x):
+    return _atan(c, x)
+
+
+@op("math.asin")
+def _asin_op(c, inst, x):
+    return _asin(c, x)
+
+
+@op("math.acos")
+def _acos_op(c, inst, x):
+    return c.op("sub", scalar(c, math.pi / 2, x), _asin(c, x))
+
+
 @op("math.round")
 def _round(c, inst, x):
     # round half away from zero: sign(x) * floor(|x| + 0.5)
@@ -200,6 +260,30 @@ def _arg(c, inst, x):
     y = c.op("argMax" if inst.op.name == "argmax" else "argMin", x, axis, keepDimensions=True,
              outputDataType="int32")
     return reshape(c, y, inst.outputs[0][2])
+
+
+@op("math.argmax_nd", "math.argmin_nd")
+def _arg_nd(c, inst, x):
+    # the reduced axes flattened (row-major, so ties go to the first position as in the definition's
+    # strict '>' / '<' update), one argMax/argMin, then each axis' index by integer division and remainder
+    d = len(x.shape)
+    given = [a + d if a < 0 else a for a in inst.attrs["axes"]]
+    reduced = sorted(given)
+    kept = [a for a in range(d) if a not in reduced]
+    sizes = [x.shape[a] for a in reduced]
+    t = c.op("transpose", x, permutation=kept + reduced) if kept + reduced != list(range(d)) else x
+    flat = reshape(c, t, [x.shape[a] for a in kept] + [int(np.prod(sizes))])
+    name = "argMax" if inst.op.name == "argmax_nd" else "argMin"
+    index = c.op(name, flat, len(kept), keepDimensions=False, outputDataType="int32")
+    per_axis = {}
+    stride = 1
+    for a, n in reversed(list(zip(reduced, sizes))):
+        q = c.op("div", index, c.const(np.array(stride, np.int32), "int")) if stride > 1 else index
+        per_axis[a] = c.op("sub", q, c.op("mul", c.op("div", q, c.const(np.array(n, np.int32), "int")),
+                                          c.const(np.array(n, np.int32), "int")))
+        stride *= n
+    shapes = inst.outputs[0][2]
+    return [[reshape(c, per_axis[a], shape) for a, shape in zip(given, shapes)]]
 
 
 @op("math.moments")
@@ -385,6 +469,25 @@ def _pad(c, inst, x, value=None):
     return c.op("pad", x, before, after, **opts)
 
 
+@op("layout.gather_nd")
+def _gather_nd(c, inst, data, indices):
+    if inst.attrs["batch_dims"] != 0:
+        raise unsupported(inst, "batch_dims > 0 (WebNN gatherND has none)")
+    return c.op("gatherND", data, indices)
+
+
+@op("layout.scatter_nd")
+def _scatter_nd(c, inst, data, indices, updates):
+    if inst.attrs["batch_dims"] != 0:
+        raise unsupported(inst, "batch_dims > 0 (WebNN scatterND has none)")
+    return c.op("scatterND", data, indices, updates)
+
+
+@op("layout.scatter")
+def _scatter(c, inst, data, indices, updates):
+    return c.op("scatterElements", data, indices, updates, axis=inst.attrs["axis"] % len(data.shape))
+
+
 @op("layout.gather")
 def _gather(c, inst, data, index):
     return c.op("gather", data, index, axis=inst.attrs["axis"] % len(data.shape))
@@ -448,41 +551,66 @@ def _deconv(c, inst, x, w, b=None):
 
 
 def _pool_params(c, inst, x):
+    """(axes, size, stride, dilation, begin, end) from the evaluated definition."""
     env = inst.env
-    r = len(x.shape)
-    axes = _axes(inst)
-    if r != 4 or axes != [2, 3]:
-        raise unsupported(inst, f"pooling over axes {axes} of a rank-{r} tensor (WebNN pools are 2-D over "
-                                f"NCHW's spatial axes)")
     size, stride, dilation = list(inst.attrs["size"]), list(inst.attrs["stride"]), list(inst.attrs["dilation"])
     begin = list(env.get("offset") or [p // 2 for p in env["paddings"]])
     end = [p - b for p, b in zip(env["paddings"], begin)]
-    return size, stride, dilation, begin, end
+    return _axes(inst), size, stride, dilation, begin, end
 
 
-def _window_opts(inst, size, stride, dilation, begin, end):
-    opts = {"windowDimensions": size, "strides": stride, "dilations": dilation,
-            "padding": [begin[0], end[0], begin[1], end[1]]}
-    if inst.attrs.get("ceil_mode"):
-        opts["roundingType"] = "ceil"
-    return opts
+def _window(c, inst, x, pool, axes, size, stride, dilation, begin, end):
+    """A WebNN 2-D pool over NCHW's spatial axes; over any other axes, one axis at a
+    time on an [outer, 1, n, inner] view (max, sum and the border-excluding average are
+    separable over a rectangular window)."""
+    ceil = bool(inst.attrs.get("ceil_mode"))
+    r = len(x.shape)
+    if r == 4 and axes == [2, 3]:
+        opts = {"windowDimensions": size, "strides": stride, "dilations": dilation,
+                "padding": [begin[0], end[0], begin[1], end[1]]}
+        if ceil:
+            opts["roundingType"] = "ceil"
+        return c.op(pool, x, **opts)
+    y = x
+    for a, k, s_, dl, b, e in zip(axes, size, stride, dilation, begin, end):
+        if k == 1 and s_ == 1 and b == 0 and e == 0:
+            continue
+        shape = list(y.shape)
+        outer = int(np.prod(shape[:a])) if a else 1
+        inner = int(np.prod(shape[a + 1:])) if a + 1 < r else 1
+        t = reshape(c, y, [outer, 1, shape[a], inner])
+        opts = {"windowDimensions": [k, 1], "strides": [s_, 1], "dilations": [dl, 1], "padding": [b, e, 0, 0]}
+        if ceil:
+            opts["roundingType"] = "ceil"
+        t = c.op(pool, t, **opts)
+        shape[a] = t.shape[2]
+        y = reshape(c, t, shape)
+    return y if y is not x else c.op("identity", x)
+
+
+def _pad_axes(c, x, axes, begin, end):
+    if not any(begin + end):
+        return x
+    d = len(x.shape)
+    b, e = [0] * d, [0] * d
+    for a, p, q in zip(axes, begin, end):
+        b[a], e[a] = p, q
+    return c.op("pad", x, b, e, mode="constant", value=0.0)
 
 
 @op("nn.max_pool")
 def _max_pool(c, inst, x):
-    size, stride, dilation, begin, end = _pool_params(c, inst, x)
-    return c.op("maxPool2d", x, **_window_opts(inst, size, stride, dilation, begin, end))
+    return _window(c, inst, x, "maxPool2d", *_pool_params(c, inst, x))
 
 
 @op("nn.avg_pool", "nn.sum_pool")
 def _avg_pool(c, inst, x):
-    size, stride, dilation, begin, end = _pool_params(c, inst, x)
+    axes, size, stride, dilation, begin, end = _pool_params(c, inst, x)
     if inst.op.name == "sum_pool" or not inst.attrs.get("ignore_border", True):
         # the window's padded cells count (as zeros): pad explicitly, then pool without padding
-        if any(begin + end):
-            x = c.op("pad", x, [0, 0] + begin, [0, 0] + end, mode="constant", value=0.0)
-        begin, end = [0, 0], [0, 0]
-    y = c.op("averagePool2d", x, **_window_opts(inst, size, stride, dilation, begin, end))
+        x = _pad_axes(c, x, axes, begin, end)
+        begin, end = [0] * len(axes), [0] * len(axes)
+    y = _window(c, inst, x, "averagePool2d", axes, size, stride, dilation, begin, end)
     if inst.op.name == "sum_pool":
         y = c.op("mul", y, scalar(c, float(np.prod(size)), x))
     return y
@@ -492,13 +620,13 @@ def _avg_pool(c, inst, x):
 def _power_pool(c, inst, x):
     # (mean or sum of |x|^p over the window)^(1/p): rms_pool is p = 2 with the mean
     p = 2.0 if inst.op.name == "rms_pool" else float(inst.attrs["p"])
-    size, stride, dilation, begin, end = _pool_params(c, inst, x)
+    axes, size, stride, dilation, begin, end = _pool_params(c, inst, x)
     mean = inst.op.name == "rms_pool" and inst.attrs.get("ignore_border", True)
     xp = c.op("pow", c.op("abs", x), scalar(c, p, x))
-    if not mean and any(begin + end):
-        xp = c.op("pad", xp, [0, 0] + begin, [0, 0] + end, mode="constant", value=0.0)
-        begin, end = [0, 0], [0, 0]
-    y = c.op("averagePool2d", xp, **_window_opts(inst, size, stride, dilation, begin, end))
+    if not mean:
+        xp = _pad_axes(c, xp, axes, begin, end)
+        begin, end = [0] * len(axes), [0] * len(axes)
+    y = _window(c, inst, xp, "averagePool2d", axes, size, stride, dilation, begin, end)
     if inst.op.name == "lp_pool":
         y = c.op("mul", y, scalar(c, float(np.prod(size)), x))
     return c.op("pow", y, scalar(c, 1.0 / p, x))
@@ -598,6 +726,54 @@ def _nearest_upsample(c, inst, x):
     return c.op("resample2d", x, mode="nearest-neighbor", scales=scales, axes=ax)
 
 
+def _resize_indices(inst, k, n_in):
+    """Source coordinates r = i * scale + offset of output positions i along the k-th axis
+    (scale and offset as the definition's @using computes them)."""
+    n_out = inst.attrs["size"][k]
+    scale, offset = inst.env["scale"], inst.env["offset"]
+    scale = scale[k] if isinstance(scale, list) else scale
+    offset = offset[k] if isinstance(offset, list) else offset
+    return np.arange(n_out, dtype=np.float64) * scale + offset, n_out
+
+
+def _gather_axis(c, x, idx, axis):
+    return c.op("gather", x, c.const(np.asarray(idx, np.int32), "int"), axis=axis)
+
+
+@op("image.nearest_resize")
+def _nearest_resize(c, inst, x):
+    # one gather per axis with the index table of the definition's @lower (rounding, then '<< s - 1')
+    rounding = inst.attrs["rounding_method"]
+    for k, a in enumerate(_axes(inst)):
+        n_in = x.shape[a]
+        r, _ = _resize_indices(inst, k, n_in)
+        idx = {"FLOOR": np.floor(r), "CEIL": np.ceil(r), "ROUND_PREFER_FLOOR": np.ceil(r - 0.5)}.get(
+            rounding, np.floor(r + 0.5))
+        x = _gather_axis(c, x, np.clip(idx, 0, n_in - 1), a)
+    return x
+
+
+@op("image.linear_resize")
+def _linear_resize(c, inst, x):
+    # separable: per axis, two gathers (floor(r) and floor(r) + 1, remapped into range as the
+    # definition's '|i <> 0 : s - 1|') weighted by |1 - j - frac(|r|)|, as its @lower
+    d = len(x.shape)
+    for k, a in enumerate(_axes(inst)):
+        n_in = x.shape[a]
+        r, n_out = _resize_indices(inst, k, n_in)
+        base = np.floor(r).astype(np.int64)
+        frac = np.abs(r) - np.floor(np.abs(r))
+        shape = [1] * d
+        shape[a] = n_out
+        terms = []
+        for j in (0, 1):
+            idx = np.clip(base + j, 0, n_in - 1)
+            w = np.abs((1 - j) - frac).astype(np.float32).reshape(shape)
+            terms.append(c.op("mul", _gather_axis(c, x, idx, a), c.const(w, "real")))
+        x = c.op("add", terms[0], terms[1])
+    return x
+
+
 @op("image.nearest_downsample")
 def _nearest_downsample(c, inst, x):
     d = len(x.shape)
@@ -644,3 +820,28 @@ def _min_max_quantize(c, inst, x):
     q = c.op("sub", _round_half_away(c, c.op("mul", c.op("div", c.op("sub", clamped, mn), sc), scalar(c, r, x))),
              scalar(c, p, x))
     return c.op("add", c.op("mul", c.op("div", c.op("add", q, scalar(c, p, x)), scalar(c, r, x)), sc), mn)
+
+
+# -- algorithms -----------------------------------------------------------------------------------------
+@op("algo.top_k")
+def _top_k(c, inst, x):
+    # k rounds of argMax (argMin for the smallest) along the axis, each taking the found element out
+    # with -inf (+inf): sorted, ties by the lower index; k is a compile-time value
+    d = len(x.shape)
+    axis = inst.attrs["axis"] % d
+    m = x.shape[axis]
+    k = min(inst.attrs["k"], m)
+    largest = inst.attrs["largest"]
+    shape = [1] * d
+    shape[axis] = m
+    iota = c.const(np.arange(m, dtype=np.int32).reshape(shape), "int")
+    fill = scalar(c, -np.inf if largest else np.inf, x)
+    cur, values, indices = x, [], []
+    for _ in range(k):
+        idx = c.op("argMax" if largest else "argMin", cur, axis, keepDimensions=True, outputDataType="int32")
+        values.append(c.op("gatherElements", x, idx, axis=axis))
+        indices.append(idx)
+        cur = c.op("where", c.op("equal", iota, idx), fill, cur)
+    if k == 1:
+        return [c.op("identity", values[0]), c.op("identity", indices[0])]
+    return [c.op("concat", values, axis), c.op("concat", indices, axis)]

@@ -14,7 +14,8 @@ def load(context, manifest, options, data):
     if not is_nnef2(files):
         return v1.load(context, manifest, options, data)
     options = options or {}
-    model = load_model(files, context, graph=options.get("graph"), attrs=options.get("attrs"))
+    model = load_model(files, context, graph=options.get("graph"), attrs=options.get("attrs"),
+                       quantization=bool(options.get("quantization")))
     return model, {
         "name": model.name,
         "version": "2.0",

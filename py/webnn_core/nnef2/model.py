@@ -184,11 +184,12 @@ def pick_graph(main, name):
     raise NNEFSemanticError(f"main.sknd has no graph '{name}' (it has: {', '.join(g.name for g in main.graphs)})")
 
 
-def load(source, context=None, *, graph=None, attrs=None, lowered=()) -> Model:
+def load(source, context=None, *, graph=None, attrs=None, lowered=(), quantization=False) -> Model:
     """Load an NNEF 2.0 model and build its graph (the first one, or `graph`) on
     `context`. `attrs` overrides the graph's @attrib defaults; `lowered` names
     standard operators to decompose from their SkriptND bodies instead of
-    mapping them to WebNN directly."""
+    mapping them to WebNN directly; `quantization` applies the graph's @quantize
+    entries as fake quantization (quantize then dequantize) of those tensors."""
     files, main, modules = parse_model(source)
     gdef = pick_graph(main, graph)
     context = context or Context()
@@ -209,7 +210,7 @@ def load(source, context=None, *, graph=None, attrs=None, lowered=()) -> Model:
         raise NNEFDataError(f"no data file for variable '{name}' (looked for "
                             f"{', '.join(variable_candidates(scope, name))})").at(pos)
 
-    composer = Composer(modules, builder, variables, lowered)
+    composer = Composer(modules, builder, variables, lowered, quantization)
     inputs, outputs = composer.compose_graph(gdef, attrs)
     built = {}
     for name, t in outputs.items():
