@@ -36,10 +36,17 @@ def tsc(tmp_path: Path, *files: str) -> subprocess.CompletedProcess:
                           cwd=tmp_path)
 
 
+def built_idl() -> str:
+    """The IDL file dist/ was built from (./dev build --idl), as the header names it."""
+    header = (DIST / "webnn-polyfill.d.ts").read_text().splitlines()[0]
+    name = re.search(r"from (\S+\.idl),", header).group(1)
+    return f"spec/{name}"
+
+
 def idl_operations() -> set[str]:
     """MLGraphBuilder's operations, read from the IDL by webidl2 (not from our output)."""
     code = ("const {parse} = require('webidl2'); const fs = require('fs');"
-            "const defs = parse(fs.readFileSync('spec/webnn-2026-09.idl', 'utf8'));"
+            f"const defs = parse(fs.readFileSync('{built_idl()}', 'utf8'));"
             "console.log(JSON.stringify(defs.filter(d => d.name === 'MLGraphBuilder')"
             ".flatMap(d => d.members).filter(m => m.type === 'operation').map(m => m.name)));")
     return set(json.loads(subprocess.run(["node", "-e", code], cwd=ROOT, check=True, capture_output=True,
@@ -75,7 +82,7 @@ def test_a_wrong_call_is_reported(tmp_path):
 def test_declarations_cover_the_idl(tmp_path):
     """Every interface, dictionary, enum and typedef of the IDL is declared."""
     code = ("const {parse} = require('webidl2'); const fs = require('fs');"
-            "const defs = parse(fs.readFileSync('spec/webnn-2026-09.idl', 'utf8'));"
+            f"const defs = parse(fs.readFileSync('{built_idl()}', 'utf8'));"
             "console.log(JSON.stringify(defs.filter(d => d.name && d.type !== 'includes').map(d => [d.type, d.name])));")
     defs = json.loads(subprocess.run(["node", "-e", code], cwd=ROOT, check=True, capture_output=True, text=True).stdout)
     dts = (DIST / "webnn-polyfill.d.ts").read_text()
