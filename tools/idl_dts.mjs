@@ -85,6 +85,7 @@ export function describe(sources) {
           exposed: d.extAttrs.some((a) => a.name === 'Exposed'), members: members(d) });
       } else if (d.type === 'namespace') model.decls.push({ ...base, kind: 'namespace', members: members(d) });
       else if (d.type === 'includes') model.decls.push({ ...base, kind: 'includes', name: d.target, mixin: d.includes });
+      else if (d.type === 'callback') model.decls.push({ ...base, kind: 'callback', args: args(d.arguments), type: tsType(d.idlType, true) });
       else throw new Error(`${name}: unsupported definition ${d.type}`);
     }
   }
@@ -143,6 +144,7 @@ export function emit(model) {
     if (d.kind === 'enum') say(1, `type ${d.name} = ${d.values.map((v) => JSON.stringify(v)).join(' | ')};`);
     else if (d.kind === 'typedef') say(1, `type ${d.name} = ${d.type};`);
     else if (d.kind === 'includes') say(1, `interface ${d.name} extends ${d.mixin} {}`);
+    else if (d.kind === 'callback') say(1, `type ${d.name} = (${d.args}) => ${d.type};`);
     else if (d.kind === 'namespace') {
       say(1, `namespace ${d.name} {`);
       for (const m of d.members) {

@@ -91,3 +91,32 @@ def test_declarations_cover_the_idl(tmp_path):
         assert re.search(rf"^  {keyword} {name}\b", dts, re.M), (kind, name)
     for name in ("ML", "MLContext", "MLGraph", "MLGraphBuilder", "MLOperand", "MLTensor"):
         assert re.search(rf"^  var {name}: \{{", dts, re.M), name
+
+
+def idl_block(text: str, head: str) -> str:
+    return re.search(re.escape(head) + r"\s*\{(.*?)\};", text, re.S).group(1)
+
+
+def test_polyfill_idl_matches_the_shim():
+    """js/webnn-polyfill.idl describes what js/src really has: every config default,
+    every public member of the webnnPolyfill namespace, every load phase."""
+    idl = re.sub(r"//[^\n]*", "", (ROOT / "js" / "webnn-polyfill.idl").read_text())
+    src = ROOT / "js" / "src"
+    config_js = (src / "config.js").read_text()
+    defaults = re.search(r"CONFIG = Object\.assign\(\s*\{(.*?)\},\s*globalThis", config_js, re.S).group(1)
+    config_keys = set(re.findall(r"(\w+):", re.sub(r"//[^\n]*", "", defaults)))
+    config_members = set(re.findall(r"(\w+)\s*(?:=[^;]*)?;", idl_block(idl, "dictionary WebNNPolyfillConfig")))
+    assert config_keys <= config_members, config_keys - config_members
+
+    install_js = re.sub(r"//[^\n]*", "", (src / "install.js").read_text())
+    namespace_js = re.search(r"'webnnPolyfill',\s*\{\s*value: Object\.freeze\(\{(.*?)\}\),\s*writable", install_js, re.S).group(1)
+    public = {k for k in re.findall(r"^\s*(\w+):", namespace_js, re.M) if not k.startswith("_")}
+    namespace_idl = idl_block(idl, "namespace webnnPolyfill")
+    declared = set(re.findall(r"(\w+)\(", namespace_idl)) | set(re.findall(r"attribute \S+ (\w+);", namespace_idl))
+    assert public == declared, (public ^ declared)
+
+    startup_js = (src / "startup.js").read_text()
+    phases = set(re.findall(r"(\w+):", re.search(r"PHASE_FRACTION = \{(.*?)\}", startup_js).group(1)))
+    phases |= set(re.findall(r"reportProgress\('(\w+)'", startup_js)) | {"idle"}
+    enum = set(re.findall(r'"(\w+)"', idl_block(idl, "enum WebNNPolyfillPhase").strip("{ ")))
+    assert phases == enum, phases ^ enum
