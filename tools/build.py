@@ -45,11 +45,6 @@ SCRIPTS = list(BUNDLES)
 TYPES = "webnn-polyfill.d.ts"
 
 
-# TypeScript declarations: generated from the WebNN IDL and the polyfill's own namespace.
-# The WebNN IDL comes from the schema build (--idl); the polyfill's own additions follow it.
-EXTRA_IDL = ROOT / "js" / "webnn-polyfill.idl"
-
-
 class BuildError(Exception):
     pass
 
@@ -120,10 +115,11 @@ def bundle(entry: str, out: Path, fmt: str, es_module: bool, wheel: str, manifes
         raise BuildError(f"esbuild {entry}: {proc.stderr.strip()}")
 
 
-def write_types(dest: Path) -> None:
-    """dest/webnn-polyfill.d.ts from the IDL (tools/idl_dts.mjs, webidl2 from npm)."""
+def write_types(dest: Path, idl: str | None = None) -> None:
+    """dest/webnn-polyfill.d.ts from the same IDL as the schema, the polyfill's
+    namespace (js/webnn-polyfill.idl) and spec/extensions.json (tools/idl_dts.mjs)."""
     proc = subprocess.run(["node", str(ROOT / "tools" / "idl_dts.mjs"), "--out", str(dest / TYPES),
-                           str(idl_schema.built_idl()), str(EXTRA_IDL)], capture_output=True, text=True)
+                           *(["--idl", idl] if idl else [])], capture_output=True, text=True, cwd=ROOT)
     if proc.returncode != 0:
         raise BuildError(f"tools/idl_dts.mjs failed (./dev setup installs webidl2):\n{proc.stderr}")
 
@@ -180,7 +176,7 @@ def build(with_runtime: bool = True, with_snapshot: bool = True, idl: str | None
             manifest["files"][snapshot["file"]] = {"sha256": snapshot["sha256"], "size": snapshot["size"]}
             manifest["snapshot"] = {"file": snapshot["file"], "key": snapshot["key"]}
             bundles()
-    write_types(DIST)
+    write_types(DIST, idl)
     write_package(DIST)  # after the runtime files are in place: it lists them
     print(f"build: dist/ ready ({wheel})", file=sys.stderr)
     return DIST

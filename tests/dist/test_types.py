@@ -36,10 +36,17 @@ def tsc(tmp_path: Path, *files: str) -> subprocess.CompletedProcess:
                           cwd=tmp_path)
 
 
+def built_idl() -> str:
+    """The IDL file dist/ was built from (./dev build --idl), as the header names it."""
+    header = (DIST / "webnn-polyfill.d.ts").read_text().splitlines()[0]
+    name = re.search(r"from (\S+\.idl),", header).group(1)
+    return f"spec/{name}"
+
+
 def idl_operations() -> set[str]:
     """MLGraphBuilder's operations, read from the IDL by webidl2 (not from our output)."""
     code = ("const {parse} = require('webidl2'); const fs = require('fs');"
-            "const defs = parse(fs.readFileSync('spec/webnn-2026-09.idl', 'utf8'));"
+            f"const defs = parse(fs.readFileSync('{built_idl()}', 'utf8'));"
             "console.log(JSON.stringify(defs.filter(d => d.name === 'MLGraphBuilder')"
             ".flatMap(d => d.members).filter(m => m.type === 'operation').map(m => m.name)));")
     return set(json.loads(subprocess.run(["node", "-e", code], cwd=ROOT, check=True, capture_output=True,
@@ -75,7 +82,7 @@ def test_a_wrong_call_is_reported(tmp_path):
 def test_declarations_cover_the_idl(tmp_path):
     """Every interface, dictionary, enum and typedef of the IDL is declared."""
     code = ("const {parse} = require('webidl2'); const fs = require('fs');"
-            "const defs = parse(fs.readFileSync('spec/webnn-2026-09.idl', 'utf8'));"
+            f"const defs = parse(fs.readFileSync('{built_idl()}', 'utf8'));"
             "console.log(JSON.stringify(defs.filter(d => d.name && d.type !== 'includes').map(d => [d.type, d.name])));")
     defs = json.loads(subprocess.run(["node", "-e", code], cwd=ROOT, check=True, capture_output=True, text=True).stdout)
     dts = (DIST / "webnn-polyfill.d.ts").read_text()
@@ -84,3 +91,32 @@ def test_declarations_cover_the_idl(tmp_path):
         assert re.search(rf"^  {keyword} {name}\b", dts, re.M), (kind, name)
     for name in ("ML", "MLContext", "MLGraph", "MLGraphBuilder", "MLOperand", "MLTensor"):
         assert re.search(rf"^  var {name}: \{{", dts, re.M), name
+
+
+def idl_block(text: str, head: str) -> str:
+    return re.search(re.escape(head) + r"\s*\{(.*?)\};", text, re.S).group(1)
+
+
+def test_polyfill_idl_matches_the_shim():
+    """js/webnn-polyfill.idl describes what js/src really has: every config default,
+    every public member of the webnnPolyfill namespace, every load phase."""
+    idl = re.sub(r"//[^\n]*", "", (ROOT / "js" / "webnn-polyfill.idl").read_text())
+    src = ROOT / "js" / "src"
+    config_js = (src / "config.js").read_text()
+    defaults = re.search(r"CONFIG = Object\.assign\(\s*\{(.*?)\},\s*globalThis", config_js, re.S).group(1)
+    config_keys = set(re.findall(r"(\w+):", re.sub(r"//[^\n]*", "", defaults)))
+    config_members = set(re.findall(r"(\w+)\s*(?:=[^;]*)?;", idl_block(idl, "dictionary WebNNPolyfillConfig")))
+    assert config_keys <= config_members, config_keys - config_members
+
+    install_js = re.sub(r"//[^\n]*", "", (src / "install.js").read_text())
+    namespace_js = re.search(r"'webnnPolyfill',\s*\{\s*value: Object\.freeze\(\{(.*?)\}\),\s*writable", install_js, re.S).group(1)
+    public = {k for k in re.findall(r"^\s*(\w+):", namespace_js, re.M) if not k.startswith("_")}
+    namespace_idl = idl_block(idl, "namespace webnnPolyfill")
+    declared = set(re.findall(r"(\w+)\(", namespace_idl)) | set(re.findall(r"attribute \S+ (\w+);", namespace_idl))
+    assert public == declared, (public ^ declared)
+
+    startup_js = (src / "startup.js").read_text()
+    phases = set(re.findall(r"(\w+):", re.search(r"PHASE_FRACTION = \{(.*?)\}", startup_js).group(1)))
+    phases |= set(re.findall(r"reportProgress\('(\w+)'", startup_js)) | {"idle"}
+    enum = set(re.findall(r'"(\w+)"', idl_block(idl, "enum WebNNPolyfillPhase").strip("{ ")))
+    assert phases == enum, phases ^ enum

@@ -25,9 +25,13 @@ async function wrong(): Promise<void> {
   context.dispatch(await b.build({ y: b.relu(x) }), { x: new Float32Array(2) }, {});
   // @ts-expect-error operand shapes are read-only
   x.shape.push(3);
+  // @ts-expect-error not a load phase
+  const phase: WebNNPolyfillPhase = 'downloading';
+  // @ts-expect-error onProgress gets a progress record, not a number
+  self.WEBNN_POLYFILL_CONFIG = { onProgress: (p: number) => p };
   // @ts-expect-error the namespace's version is a constant
   webnnPolyfill.version = '9';
-  void one;
+  void [one, phase];
 }
 
 void wrong;

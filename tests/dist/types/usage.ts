@@ -89,13 +89,19 @@ async function everything(): Promise<number> {
   const ready: boolean = await webnnPolyfill.ready();
   const startMs: number | null | undefined = webnnPolyfill.engineStats.startMs;
   const cfg: WebNNPolyfillConfig = webnnPolyfill.config;
+  const onProgress = (p: WebNNPolyfillProgress) => console.log(p.phase, p.fraction.toFixed(2));
+  self.WEBNN_POLYFILL_CONFIG = { onProgress, prefetch: false, buildSnapshot: true };
+  webnnPolyfill.addEventListener('progress', (e: Event) => onProgress((e as CustomEvent<WebNNPolyfillProgress>).detail));
+  webnnPolyfill.removeEventListener('progress', null);
+  const phase: WebNNPolyfillPhase = webnnPolyfill.progress().phase;
+  const phases: Record<string, number> | undefined = webnnPolyfill.engineStats.phases;
   const model: WebNNPolyfillNNEFModel = await webnnPolyfill.loadNNEF(viaGlobal, 'models/mobilenet.tgz', { gelu: 'exact', quantization: true });
   const inputInfo: WebNNPolyfillTensorInfo = model.inputs['input'];
   await webnnPolyfill.loadNNEF(viaGlobal, { 'graph.nnef': 'version 1.0;', 'w.dat': new Uint8Array(4) });
   const exported: WebNNPolyfillNNEFExport = await webnnPolyfill.exportNNEF(model.graph, { name: 'G' });
   const archive: Uint8Array = exported.archive;
   void [lost, accelerated, conv2dTypes, rank, layout, dataType, shape, flags, tensorShape, tensorType, bytes, none,
-        version, base, ready, startMs, cfg, inputInfo, archive];
+        version, base, ready, startMs, cfg, phase, phases, inputInfo, archive];
   return ops.length;
 }
 
