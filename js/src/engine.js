@@ -101,7 +101,12 @@ export function heapView([address, length]) {
 }
 
 export function copyFromHeap(location) {
-  const out = new SavedUint8Array(location[1]);
+  let out;
+  try {
+    out = new SavedUint8Array(location[1]);
+  } catch (e) {  // the page's memory is exhausted: the spec's UnknownError, not a RangeError
+    throw new SavedDOMException(`could not allocate ${location[1]} bytes for the result`, 'UnknownError');
+  }
   typedArraySet(out, heapView(location));
   return out;
 }

@@ -79,3 +79,27 @@ def test_bridge_reports_engine_bugs_as_operation_errors(monkeypatch):
     monkeypatch.setitem(bridge.METHODS, "new_builder", boom)
     err = call("new_builder", 1)
     assert err["error"][0] == "OperationError"
+
+
+def test_bridge_records_never_read_names_as_tags():
+    """Issue 15 #3: records travel as {"$r": [[key, value], ...]}; a name such as
+    "$o" or "__proto__" is only data, and messages carry no Python internals."""
+    ctx = call("create_context", "cpu", "default")["ok"]
+    b = call("new_builder", {"$o": ctx})["ok"]
+    x = call("builder_input", {"$o": b}, "$o", {"dataType": "float32", "shape": [2]})["ok"]
+    y = call("builder_op", {"$o": b}, "relu", [{"$o": x[0]}], {})["ok"]
+    g = call("builder_build", {"$o": b}, {"$r": [["__proto__", {"$o": y[0]}], ["$n", {"$o": y[0]}]]})["ok"]
+    assert g["inputs"] == {"$o": {"dataType": "float32", "shape": [2]}}
+    assert set(g["outputs"]) == {"__proto__", "$n"}
+    t_in = call("create_tensor", {"$o": ctx}, {"dataType": "float32", "shape": [2], "writable": True})["ok"]
+    outs = [call("create_tensor", {"$o": ctx}, {"dataType": "float32", "shape": [2], "readable": True})["ok"] for _ in range(2)]
+    call("write_tensor", {"$o": ctx}, {"$o": t_in}, data=np.array([-1, 5], np.float32).tobytes())
+    r = call("dispatch", {"$o": ctx}, {"$o": g["graph"]}, {"$r": [["$o", {"$o": t_in}]]},
+             {"$r": [["__proto__", {"$o": outs[0]}], ["$n", {"$o": outs[1]}]]})
+    assert r == {"ok": None}
+    for t in outs:
+        assert np.frombuffer(call("read_tensor", {"$o": ctx}, {"$o": t}), np.float32).tolist() == [0, 5]
+    # The builder built: its operand handles are gone, and using one is a plain TypeError.
+    b2 = call("new_builder", {"$o": ctx})["ok"]
+    err = call("builder_op", {"$o": b2}, "relu", [{"$o": x[0]}], {})["error"]
+    assert err[0] == "TypeError" and "0x" not in err[1] and "object at" not in err[1]
