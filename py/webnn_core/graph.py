@@ -71,13 +71,13 @@ def _is_operands(value) -> bool:
 
 
 def plain(value):
-    """A spec attribute as plain data: tuples become lists, numpy scalars Python numbers."""
+    """A spec attribute as plain data: tuples become lists, numpy values Python ones."""
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
-    if hasattr(value, "item") and not isinstance(value, (bool, int, float, str)):  # a numpy scalar
-        return value.item()
+    if hasattr(value, "tolist") and not isinstance(value, (bool, int, float, str)):  # numpy scalar or array
+        return plain(value.tolist())
     return value
 
 

@@ -155,8 +155,8 @@ def to_nhwc_layout(steps, output_ids) -> list:
             convert = [twin_of(ins[0])] + list(ins[1:]), {**step.attrs, "layout": "nhwc"}
         elif name in LAYOUT_NEUTRAL_UNARY and len(ins) == 1 and ins[0] is not None and ins[0].id in twins and y is not None:
             convert = [twins[ins[0].id]], step.attrs
-        elif (name in LAYOUT_NEUTRAL_BINARY and len(ins) == 2 and all(x is not None and x.id in twins for x in ins)
-              and ins[0].shape == ins[1].shape == y.shape):
+        elif (name in LAYOUT_NEUTRAL_BINARY and y is not None and len(ins) == 2
+              and all(x is not None and x.id in twins for x in ins) and ins[0].shape == ins[1].shape == y.shape):
             convert = [twins[x.id] for x in ins], step.attrs
         elif (name == "concat" and step.attrs.get("axis") == 1 and y is not None and len(y.shape) == 4
               and all(x.id in twins for x in ins)):
