@@ -215,3 +215,15 @@ def nnef_export_archive(graph, name, version="1.0"):
 
 METHODS.update({f.__name__: f for f in (nnef_load, nnef_required_files, nnef_export, nnef_export_archive)})
 _TAKES_DATA.add("nnef_load")
+
+
+# -- XLA / StableHLO (webnn_core.xla.jsapi; JS side: js/src/xla.js) ----------------------
+def xla_load(context, text, weights_kind, manifest, data):
+    from .xla import jsapi
+
+    model, info = jsapi.load(context, text, weights_kind, manifest, data)
+    return {"graph": _register(model.graph), **info}
+
+
+METHODS["xla_load"] = xla_load
+_TAKES_DATA.add("xla_load")
