@@ -29,13 +29,14 @@ class Pos(NamedTuple):
 
 
 class Token:
-    __slots__ = ("kind", "text", "pos", "end")
+    __slots__ = ("kind", "text", "pos", "start", "end")
 
-    def __init__(self, kind, text, pos, end):
+    def __init__(self, kind, text, pos, end, start=None):
         self.kind = kind   # 'id' | 'int' | 'real' | 'str' | 'block' | 'builtin' | a keyword | a symbol | 'eof'
         self.text = text   # source text; the decoded value for strings, the name for blocks/builtins
         self.pos = pos
-        self.end = end     # offset just past the token in the source
+        self.start = start  # offsets of the token in the source
+        self.end = end
 
     def describe(self) -> str:
         if self.kind == "eof":
@@ -79,7 +80,7 @@ def tokenize(text: str, file: str = "<input>") -> list:
             while i < n and (text[i].isalnum() or text[i] == "_"):
                 i += 1
             word = text[start:i]
-            tokens.append(Token(word if word in KEYWORDS else "id", word, pos(start), i))
+            tokens.append(Token(word if word in KEYWORDS else "id", word, pos(start), i, start))
             continue
         if c.isdigit():
             while i < n and text[i].isdigit():
@@ -102,7 +103,7 @@ def tokenize(text: str, file: str = "<input>") -> list:
                     while j < n and text[j].isdigit():
                         j += 1
                     i, kind = j, "real"
-            tokens.append(Token(kind, text[start:i], pos(start), i))
+            tokens.append(Token(kind, text[start:i], pos(start), i, start))
             continue
         if c in "\"'":
             i += 1
@@ -128,7 +129,7 @@ def tokenize(text: str, file: str = "<input>") -> list:
                 prev.text += value       # adjacent literals form one string (seed §2.4)
                 prev.end = i
             else:
-                tokens.append(Token("str", value, pos(start), i))
+                tokens.append(Token("str", value, pos(start), i, start))
             continue
         if c == "@":
             i += 1
@@ -136,21 +137,21 @@ def tokenize(text: str, file: str = "<input>") -> list:
                 i += 1
             if i == start + 1:
                 fail("expected a block name after '@'", start)
-            tokens.append(Token("block", text[start + 1:i], pos(start), i))
+            tokens.append(Token("block", text[start + 1:i], pos(start), i, start))
             continue
         if c == "`":
             j = text.find("`", i + 1)
             if j < 0 or "\n" in text[i + 1:j] or not text[i + 1:j].isidentifier():
                 fail("expected a built-in function name between back-ticks", start)
-            tokens.append(Token("builtin", text[i + 1:j], pos(start), j + 1))
+            tokens.append(Token("builtin", text[i + 1:j], pos(start), j + 1, start))
             i = j + 1
             continue
         for sym in SYMBOLS:
             if text.startswith(sym, i):
-                tokens.append(Token(sym, sym, pos(start), i + len(sym)))
+                tokens.append(Token(sym, sym, pos(start), i + len(sym), start))
                 i += len(sym)
                 break
         else:
             fail(f"unexpected character {c!r}", start)
-    tokens.append(Token("eof", "", Pos(file, line, i - line_start + 1), n))
+    tokens.append(Token("eof", "", Pos(file, line, i - line_start + 1), n, n))
     return tokens

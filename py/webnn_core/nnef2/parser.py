@@ -178,21 +178,7 @@ class Parser:
 
     def source_of(self, first, last):
         # the exact source of an expression labels its value in assert messages (seed §2.8)
-        return " ".join(self.text[self.offset_of(first):last.end].split())
-
-    def offset_of(self, tok):
-        # Token start offset from its line/column.
-        lines = self._line_offsets()
-        return lines[tok.pos.line - 1] + tok.pos.column - 1
-
-    def _line_offsets(self):
-        if not hasattr(self, "_lines"):
-            offs, at = [0], 0
-            for line in self.text.split("\n"):
-                at += len(line) + 1
-                offs.append(at)
-            self._lines = offs
-        return self._lines
+        return " ".join(self.text[first.start:last.end].split())
 
     def item_lower(self):
         t = self.tok
@@ -207,7 +193,7 @@ class Parser:
             self.expect(",")
         target = self.postfix(self.primary())
         if target.kind not in ("access", "index"):
-            self.fail("the left-hand side of a lowering must be a tensor access such as 'y[i, j]'",)
+            self.fail("the left-hand side of a lowering must be a tensor access such as 'y[i, j]'")
         op = self.tok
         if op.kind not in LOWERING_OPS:
             self.fail(f"expected one of {', '.join(LOWERING_OPS)}, found {op.describe()}")
@@ -277,7 +263,7 @@ class Parser:
     def pack_spec(self):
         t = self.expect("..")
         count = None
-        if self.at("(") :
+        if self.at("("):
             self.i += 1
             count = self.expr()
             self.expect(")")
