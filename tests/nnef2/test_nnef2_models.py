@@ -4,6 +4,7 @@ files, modules and imports, the CLI, the JS bridge entry, the exporter and
 reference executor)."""
 from __future__ import annotations
 
+import ctypes
 import io
 import json
 import subprocess
@@ -262,8 +263,11 @@ def test_alexnet_in_both_versions(tmp_path):
 
 
 def call(method, args, data=None):
-    result = bridge.call(method, json.dumps(args), data)
-    return result if isinstance(result, bytes) else json.loads(result)
+    reply = json.loads(bridge.call(method, json.dumps(args), data))
+    if "bytes" in reply:  # JS copies these out of the heap (one copy); here ctypes does
+        address, length = reply["bytes"]
+        return ctypes.string_at(address, length)
+    return reply
 
 
 def test_bridge_tells_2_0_from_1_0_by_content():
