@@ -87,13 +87,12 @@ def runtime_manifest(runtime_dir: Path, wheel: str) -> dict:
     numpy = runtime.numpy_entry(lock) if lock.is_file() else None
     if numpy:
         files[numpy["file_name"]] = {"sha256": numpy["sha256"], "size": (runtime_dir / numpy["file_name"]).stat().st_size}
-    # Extra pure-Python wheels loaded on demand (lark, for the StableHLO importer).
-    for name in runtime.MANIFEST.get("wheels", {}):
-        if (runtime_dir / name).is_file():
-            files[name] = file_entry(runtime_dir / name)
     for name in [wheel, *KERNEL_FILES]:
         if (DIST / name).is_file():
             files[name] = file_entry(DIST / name)
+    for name in runtime.MANIFEST.get("wheels", {}):  # extra pure-Python wheels (lark, for js/src/xla.js)
+        if (runtime_dir / name).is_file():
+            files[name] = file_entry(runtime_dir / name)
     return {"files": files, "numpyWheel": numpy and numpy["file_name"], "snapshot": None}
 
 

@@ -18,8 +18,8 @@
 
 import { INTERNAL } from './webidl.js';
 import { LARK_WHEEL } from './build_info.js';
-import { fetchVerified } from './startup.js';
 import { ENGINE, py, ref } from './engine.js';
+import { fetchVerified } from './startup.js';
 import { MLGraph, released, slotOf, slots } from './api.js';
 
 const XLA_TYPED = [
@@ -71,6 +71,25 @@ async function xlaWeights(weights) {
   return ['arrays', manifest, data];
 }
 
+// The grammar library: fetched beside the runtime, checked against the sha256 this
+// build baked in (like every runtime file), unpacked into site-packages once.
+async function loadLark() {
+  let bytes;
+  try {
+    bytes = await fetchVerified(LARK_WHEEL);
+  } catch (e) {
+    throw new DOMException(`loadStableHLO: ${e && e.message}`, 'NotSupportedError');
+  }
+  const pyodide = ENGINE.pyodide;
+  const path = `/tmp/${LARK_WHEEL}`;
+  pyodide.FS.writeFile(path, bytes);
+  pyodide.runPython(`import importlib, sysconfig, zipfile
+with zipfile.ZipFile(${JSON.stringify(path)}) as z:
+    z.extractall(sysconfig.get_paths()["purelib"])
+importlib.invalidate_caches()`);
+  pyodide.FS.unlink(path);
+}
+
 export async function loadStableHLO(context, text, options) {
   const c = slotOf(context, 'MLContext', 'loadStableHLO: context');
   if (c.destroyed) throw new DOMException('loadStableHLO: the context is destroyed', 'InvalidStateError');
@@ -79,24 +98,7 @@ export async function loadStableHLO(context, text, options) {
   }
   const source = typeof text === 'string' ? text : new TextDecoder().decode(await xlaBytes(text, 'text'));
   const [kind, manifest, data] = await xlaWeights(options ? options.weights : undefined);
-  if (!larkLoaded) {
-    // Verified against the sha256 baked into the script (startup.js), then unpacked
-    // into site-packages like the core wheel.
-    larkLoaded = fetchVerified(LARK_WHEEL).then((bytes) => {
-      const pyodide = ENGINE.pyodide;
-      const path = `/tmp/${LARK_WHEEL}`;
-      pyodide.FS.writeFile(path, bytes);
-      pyodide.runPython(`import zipfile, sysconfig, importlib
-with zipfile.ZipFile(${JSON.stringify(path)}) as z:
-    z.extractall(sysconfig.get_paths()["purelib"])
-importlib.invalidate_caches()`);
-      pyodide.FS.unlink(path);
-    }).catch((e) => {
-      larkLoaded = null;
-      if (e instanceof DOMException) throw e;
-      throw new DOMException(`loadStableHLO: loading ${LARK_WHEEL} failed: ${e && e.message}`, 'NotSupportedError');
-    });
-  }
+  if (!larkLoaded) larkLoaded = loadLark().catch((e) => { larkLoaded = null; throw e; });
   await larkLoaded;
   const r = py('xla_load', [ref(c.handle), source, kind, manifest], data);
   const graph = new MLGraph(INTERNAL);

@@ -3,6 +3,7 @@ wheel shipped beside the runtime) runs the gallery's JAX digit classifier and
 matches the probabilities JAX itself computed (web/xla/samples.json, written by
 tools/train_jax_digits.py); typed errors reach the page; the gallery page works."""
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -198,3 +199,49 @@ def test_jax_programs_in_browser(tmp_path, browser):
             if not ok:
                 failures.append(f"{name} result{i}: {g} != {e}")
     assert not failures, "\n".join(failures)
+
+
+TAMPER_PAGE = """<!doctype html><meta charset=utf-8><title>xla tamper</title>
+<script src="/dist-tampered/webnn-polyfill.js"></script>
+<script>
+window.result = (async () => {
+  const ctx = await navigator.ml.createContext({ deviceType: 'cpu' });
+  const text = 'module @m {\\n  func.func public @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {\\n' +
+    '    %0 = stablehlo.negate %arg0 : tensor<2xf32>\\n    return %0 : tensor<2xf32>\\n  }\\n}\\n';
+  try { await webnnPolyfill.loadStableHLO(ctx, text); return { loaded: true }; }
+  catch (e) { return { name: e.name, message: e.message }; }
+})().catch((e) => ({ fatal: String(e) }));
+</script>
+"""
+
+
+def test_tampered_lark_wheel_is_refused(tmp_path, browser):
+    """The grammar wheel is verified against the sha256 baked into the build, like
+    every runtime file: a modified copy is refused, never run."""
+    import serve
+
+    dist = ROOT / "dist"
+    tampered = tmp_path / "dist"
+    tampered.mkdir()
+    for f in dist.iterdir():
+        if f.is_file():
+            shutil.copyfile(f, tampered / f.name)
+    lark = next(dist.glob("lark-*.whl"))
+    data = bytearray(lark.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one flipped byte
+    (tampered / lark.name).write_bytes(bytes(data))
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text(TAMPER_PAGE)
+    srv = serve.start(mounts={**serve.default_mounts(), "/dist-tampered/": tampered, "/xla-tamper/": site})
+    try:
+        context = browser.new_context()
+        page = context.new_page()
+        page.set_default_timeout(ENGINE_TIMEOUT)
+        page.goto(f"http://127.0.0.1:{srv.server_address[1]}/xla-tamper/index.html")
+        result = page.evaluate("window.result")
+        context.close()
+    finally:
+        srv.shutdown()
+    assert result.get("name") == "NotSupportedError", result
+    assert lark.name in result["message"] and "failed verification" in result["message"], result

@@ -95,3 +95,17 @@ def test_nnef_console_script_reports_a_bad_model_without_a_traceback(env, tmp_pa
                             "--output-dir", str(tmp_path)], capture_output=True, text=True)
     assert proc2.returncode != 0 and "Traceback" not in proc2.stderr and "nosuchop" in proc2.stderr + proc2.stdout, proc2
     assert "Traceback" not in proc.stderr
+
+
+def test_xla_console_script(env, tmp_path):
+    """webnn-xla (python -m webnn_core.xla) from the installed wheel: a StableHLO program runs."""
+    (tmp_path / "f.mlir").write_text(
+        "module @m {\n  func.func public @main(%arg0: tensor<3xf32>) -> tensor<3xf32> {\n"
+        "    %0 = stablehlo.abs %arg0 : tensor<3xf32>\n    return %0 : tensor<3xf32>\n  }\n}\n")
+    data = np.array([-1.5, 0.0, 2.0], np.float32)
+    np.save(tmp_path / "x.npy", data)
+    cli = env["bin"] / "webnn-xla"
+    assert "usage: webnn-xla" in subprocess.run([str(cli), "--help"], capture_output=True, text=True).stdout
+    subprocess.run([str(cli), str(tmp_path / "f.mlir"), "--input", f"arg0={tmp_path / 'x.npy'}", "--output-dir",
+                    str(tmp_path)], check=True, capture_output=True, text=True, cwd=tmp_path)
+    np.testing.assert_array_equal(np.load(tmp_path / "result0.npy"), np.abs(data))

@@ -108,6 +108,16 @@ def cases():
         ("gather_clamped", lambda e, i: jnp.take(e, i, axis=0, mode="clip"), (f32(5, 3), np.array([-3, 7, 2], np.int32))),
         ("take_along_axis", lambda a, i: jnp.take_along_axis(a, i, axis=1), (x, np.array([[0, 3], [2, 2], [1, 0]], np.int32))),
         ("one_hot", lambda i: jax.nn.one_hot(i, 6), (np.array([0, 3, 5, 7], np.int32),)),
+        # scatters: `.at[...]` updates; out-of-bounds rows are dropped, repeated rows accumulate (add)
+        ("scatter_set", lambda a, i, u: (a.at[1].set(5.0), a.at[i].set(u), a.at[np.array([0, 7])].set(u)),
+         (x, np.int32(2), f32(4))),
+        ("scatter_add", lambda a, u: a.at[np.array([0, 2, 2, 9, -1])].add(u), (x, f32(5, 4))),
+        ("scatter_add_i32", lambda a, i, u: a.at[i].add(u), (i32(-5, 5, 3, 4), np.array([1, 1, 5, 0], np.int32),
+                                                           i32(-5, 5, 4, 4))),
+        ("scatter_max_columns", lambda a, u: a.at[:, np.array([3, 0])].max(u), (x, f32(3, 2))),
+        ("scatter_min_mul_repeated", lambda a, u: (a.at[np.array([1, 1, 0])].min(u), a.at[np.array([2, 2])].mul(u[:2])),
+         (x, f32(3, 4))),
+        ("scatter_2d_index", lambda a, u: a.at[np.array([0, 2]), np.array([1, 3])].set(u), (x, f32(2))),
         # JAX library functions built from several ops
         ("cumsum_cumprod", lambda a: (jnp.cumsum(a, axis=1), jnp.cumprod(a, axis=0)), (x,)),
         ("logsumexp_softplus", lambda a: (jax.nn.logsumexp(a, axis=1), jax.nn.softplus(a), jax.nn.silu(a)), (x,)),

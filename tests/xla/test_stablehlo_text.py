@@ -128,6 +128,11 @@ def test_inexpressible_ops_name_op_and_line(name, op, reason):
     assert e.value.js_name == "NotSupportedError"
 
 
+def test_dynamic_shapes_are_not_expressible():
+    with pytest.raises(NotExpressibleError, match=r"^2:\d+: tensor<\?x4xf32>: .*static shapes"):
+        load_stablehlo(_program("    return %arg0 : tensor<?x4xf32>", "%arg0: tensor<?x4xf32>", "tensor<?x4xf32>"))
+
+
 def test_f64_is_not_expressible():
     with pytest.raises(NotExpressibleError, match="f64"):
         load_stablehlo(_program("    return %arg0 : tensor<4xf64>", "%arg0: tensor<4xf64>", "tensor<4xf64>"))

@@ -2,6 +2,7 @@
 
     python -m webnn_core.xla PROGRAM.mlir [--weights W.npz] [--input NAME=FILE.npy ...]
                              [--output-dir D] [--check]
+    webnn-xla ...            (the same, installed with the Python package)
 
 Parameter i of @main is `arg<i>`: give it with --input argI=FILE.npy, or as the
 npz key `arg<i>` in --weights (it then becomes a constant). Result i is written
@@ -19,7 +20,8 @@ import numpy as np
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m webnn_core.xla",
+    prog = "webnn-xla" if os.path.basename(sys.argv[0]) == "webnn-xla" else "python -m webnn_core.xla"
+    p = argparse.ArgumentParser(prog=prog,
                                 description="Import a StableHLO program and run it on the WebNN core.")
     p.add_argument("program", help="StableHLO MLIR text (pretty or generic form)")
     p.add_argument("--weights", metavar="W.npz", help="constants for parameters: npz keys arg<i>")

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import StableHLOError
+from .errors import NotExpressibleError, StableHLOError
 from .mlir import Group, unquote
 
-_TENSOR = re.compile(r"tensor<((?:[0-9]+x)*)([a-zA-Z][a-zA-Z0-9]*)>")
+_TENSOR = re.compile(r"tensor<((?:[0-9?]+x)*)([a-zA-Z][a-zA-Z0-9]*)>")
 # numpy dtypes of the element types a constant may have (wider than WebNN: f64 folds to f32 etc.).
 NUMPY_TYPES = {"i1": np.bool_, "i8": np.int8, "ui8": np.uint8, "i16": np.int16, "ui16": np.uint16,
                "i32": np.int32, "ui32": np.uint32, "i64": np.int64, "ui64": np.uint64,
@@ -40,6 +40,9 @@ def where(p) -> str:
 def tensor_type(p) -> TensorType:
     if is_token(p, "TENSOR"):
         m = _TENSOR.fullmatch(str(p))
+        if "?" in m.group(1):
+            raise NotExpressibleError(str(p), "dynamic dimensions: WebNN graphs have static shapes "
+                                      "(export with concrete shapes)", where(p))
         dims = tuple(int(d) for d in m.group(1).split("x") if d)
         return TensorType(dims, m.group(2))
     raise StableHLOError(f"{where(p)}: expected a ranked tensor type, got {describe(p)}")

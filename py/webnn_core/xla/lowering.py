@@ -32,6 +32,7 @@ REDUCERS = {"add": "reduceSum", "mul": "reduceProduct", "max": "reduceMax", "min
             "and": "reduceMin", "or": "reduceMax"}
 COMBINE = {"add": "add", "mul": "mul", "max": "max", "min": "min", "and": "min", "or": "max"}
 MAX_UNROLLED_WINDOW = 256
+MAX_ONE_HOT = 1 << 24  # elements of the mask a scatter with repeated indices may expand to
 
 
 def webnn_type(element_type: str, op: str = "") -> str:
@@ -511,6 +512,82 @@ def gather(b, x, indices, *, offset_dims, collapsed_slice_dims, start_index_map,
     for i, p in enumerate(offset_dims):
         perm[p] = nbatch + i
     return transpose(b, y, perm)
+
+
+# ----------------------------------------------------------------- scatter
+def _index_rows(b, indices, index_vector_dim):
+    """Indices with the index vector last, as int32."""
+    if indices.dtype != "int32":
+        indices = b.cast(indices, "int32")
+    ishape = list(indices.shape)
+    if index_vector_dim == len(ishape):
+        return reshape(b, indices, ishape + [1])
+    return transpose(b, indices, [d for d in range(len(ishape)) if d != index_vector_dim] + [index_vector_dim])
+
+
+def scatter(b, x, indices, updates, kind, *, update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims,
+            index_vector_dim, input_batching_dims=(), scatter_indices_batching_dims=(), unique_indices=False,
+            op="scatter"):
+    """StableHLO scatter of whole slices along inserted index dims (`x.at[i].set/add/max/...`).
+
+    XLA drops updates whose index is out of bounds, where WebNN's scatterND would
+    clamp: every indexed dim gets one extra slot, out-of-bounds rows are sent there
+    and the slot is sliced off again. `set` is scatterND; `add` with indices that
+    may repeat accumulates through a one-hot matmul, max/min/mul through a one-hot
+    where + reduction; with unique indices they are gatherND + combine + scatterND."""
+    if input_batching_dims or scatter_indices_batching_dims:
+        raise NotExpressibleError(op, "scatter with batching dimensions is not supported")
+    rank = len(x.shape)
+    sdims = list(scatter_dims_to_operand_dims)
+    rest = [d for d in range(rank) if d not in sdims]
+    window = list(update_window_dims)
+    if sorted(inserted_window_dims) != sorted(sdims) or \
+            [updates.shape[d] for d in window] != [x.shape[d] for d in rest]:
+        raise NotExpressibleError(op, "only scatters of whole slices along the inserted index dimensions lower "
+                                  "(scatterND); this one updates partial windows")
+    idx = _index_rows(b, indices, index_vector_dim)
+    k = idx.shape[-1]
+    if k != len(sdims):
+        raise XlaTypeError(f"{op}: the index vector has {k} entries, scatter_dims_to_operand_dims has {len(sdims)}")
+    n = int(np.prod(idx.shape[:-1], dtype=np.int64))
+    dims = [x.shape[d] for d in sdims]
+    rest_shape = [x.shape[d] for d in rest]
+    idx = reshape(b, idx, [n, k])
+    batch = [d for d in range(len(updates.shape)) if d not in window]
+    upd = reshape(b, transpose(b, updates, batch + window), [n] + rest_shape)
+    xt = transpose(b, x, sdims + rest)
+    inside = b.logicalAnd(b.greaterOrEqual(idx, const(b, 0, "int32")),
+                          b.lesser(idx, const(b, np.array(dims, np.int32), "int32")))
+    valid = b.reduceMin(inside, axes=[1], keepDimensions=True)          # [n, 1]: the whole index in bounds
+    if kind == "set" or (unique_indices and kind in COMBINE):
+        grown = pad(b, xt, [0] * rank, [1] * k + [0] * len(rest), None, 0)
+        rows = b.where(valid, idx, const(b, np.array(dims, np.int32), "int32"))
+        if kind != "set":
+            upd = getattr(b, COMBINE[kind])(b.gatherND(grown, rows), upd)
+        y = b.scatterND(grown, rows, upd)
+        y = b.slice(y, [0] * rank, dims + rest_shape)
+    elif kind in COMBINE:
+        # repeated indices: combine every update of a cell through a one-hot [n, cells] mask
+        strides = np.cumprod([1] + dims[::-1][:-1])[::-1].astype(np.int32)
+        linear = b.reduceSum(b.mul(idx, const(b, strides, "int32")), axes=[1], keepDimensions=True)
+        linear = b.where(valid, linear, const(b, -1, "int32"))              # out of bounds: matches no cell
+        cells = int(np.prod(dims))
+        onehot = b.equal(linear, const(b, np.arange(cells, dtype=np.int32).reshape(1, cells), "int32"))
+        width = int(np.prod(rest_shape, dtype=np.int64))
+        flat = reshape(b, upd, [n, width])
+        if kind == "add" and x.dtype.startswith("float"):
+            delta = b.matmul(b.transpose(b.cast(onehot, x.dtype)), flat)
+        else:
+            if n * cells * width > MAX_ONE_HOT:
+                raise NotExpressibleError(op, f"scatter-{kind} with indices that may repeat needs a {n}x{cells}x{width} "
+                                          f"one-hot expansion (limit {MAX_ONE_HOT}); mark the indices unique")
+            picked = b.where(reshape(b, onehot, [n, cells, 1]), reshape(b, flat, [n, 1, width]),
+                             const(b, identity_of(kind, x.dtype), x.dtype))
+            delta = getattr(b, REDUCERS[kind])(picked, axes=[0])
+        y = getattr(b, COMBINE[kind])(xt, reshape(b, delta, dims + rest_shape))
+    else:
+        raise NotExpressibleError(op, f"scatter with a {kind!r} update computation")
+    return transpose(b, y, list(np.argsort(sdims + rest)))
 
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -42,7 +42,7 @@ label: BLOCK_ID paren? COLON
 ALIAS_DEF.3: /#[\w.$-]+[ \t]*=(?!=)/
 RESULT_DEF.3: /%[\w.$-]+(:\d+)?([ \t]*,[ \t]*%[\w.$-]+(:\d+)?)*[ \t]*=(?!=)/
 KEYWORD_OP.3: /(func\.|stablehlo\.|mhlo\.)?return(?![\w.$])|func\.func(?![\w.$])|builtin\.module(?![\w.$])|module(?![\w.$])/
-TENSOR.3: /tensor<([0-9]+x)*[a-zA-Z][a-zA-Z0-9]*>/
+TENSOR.3: /tensor<([0-9?]+x)*[a-zA-Z][a-zA-Z0-9]*>/
 HEX.3: /-?0x[0-9A-Fa-f]+/
 FLOAT.2: /[-+]?(\d+\.\d*([eE][-+]?\d+)?|\d+[eE][-+]?\d+)/
 INT.1: /[-+]?\d+/

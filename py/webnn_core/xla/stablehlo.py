@@ -62,7 +62,6 @@ NOT_EXPRESSIBLE = {
     "rng": "WebNN has no random number generation; feed random data as an input",
     "rng_bit_generator": "WebNN has no random number generation; feed random data as an input",
     "sort": "WebNN has no sort (top-k/argsort) operation",
-    "scatter": "general scatter with update computations has no WebNN equivalent",
     "select_and_scatter": "only the XLA builder lowers select_and_scatter (max-pool gradients)",
     "all_reduce": "WebNN has no replicas or collectives", "all_gather": "WebNN has no replicas or collectives",
     "all_to_all": "WebNN has no replicas or collectives", "reduce_scatter": "WebNN has no replicas or collectives",
@@ -805,6 +804,30 @@ class Importer:
                        operand_batching_dims=dn.get("operand_batching_dims", []),
                        start_indices_batching_dims=dn.get("start_indices_batching_dims", []), op=d.op.name)
         return self._new(d, out)
+
+    def op_scatter(self, d, args, _):
+        if len(args) != 3:
+            raise NotExpressibleError(d.op.name, "a variadic scatter", d.op.where)
+        x, idx, upd = self._ops(d, args)
+        dn = d.attr("scatter_dimension_numbers")
+        if not isinstance(dn, dict) or not d.regions:
+            raise StableHLOError(f"{d.op.where}: scatter: missing scatter_dimension_numbers or update computation")
+        out = L.scatter(self.b, x, idx, upd, self._scatter_kind(d), update_window_dims=dn.get("update_window_dims", []),
+                        inserted_window_dims=dn.get("inserted_window_dims", []),
+                        scatter_dims_to_operand_dims=dn.get("scatter_dims_to_operand_dims", []),
+                        index_vector_dim=int(dn.get("index_vector_dim", len(idx.shape))),
+                        input_batching_dims=dn.get("input_batching_dims", []),
+                        scatter_indices_batching_dims=dn.get("scatter_indices_batching_dims", []),
+                        unique_indices=bool(d.attr("unique_indices", default=False)), op=d.op.name)
+        return self._new(d, out)
+
+    def _scatter_kind(self, d):
+        """'set' when the update computation returns the update, else the reduction kind."""
+        args, ops = _region_ops(d.regions[0])
+        params = [n for n, _ in _block_args(args)]
+        if len(ops) == 1 and len(params) == 2 and Decoded(ops[0]).operands == [params[1]]:
+            return "set"
+        return self._body_kind(d, d.regions[0])
 
     # calls
     def op_call(self, d, args, _):

@@ -100,8 +100,11 @@ async function everything(): Promise<number> {
   await webnnPolyfill.loadNNEF(viaGlobal, { 'graph.nnef': 'version 1.0;', 'w.dat': new Uint8Array(4) });
   const exported: WebNNPolyfillNNEFExport = await webnnPolyfill.exportNNEF(model.graph, { name: 'G' });
   const archive: Uint8Array = exported.archive;
+  const jax: WebNNPolyfillStableHLOModel = await webnnPolyfill.loadStableHLO(viaGlobal, 'module @m {}', { weights: 'w.npz' });
+  await webnnPolyfill.loadStableHLO(viaGlobal, new Uint8Array(4), { weights: { arg1: { shape: [3], data: new Float32Array(3) } } });
+  const argInfo: WebNNPolyfillTensorInfo = jax.inputs['arg0'];
   void [lost, accelerated, conv2dTypes, rank, layout, dataType, shape, flags, tensorShape, tensorType, bytes, none,
-        version, base, ready, startMs, cfg, phase, phases, inputInfo, archive];
+        version, base, ready, startMs, cfg, phase, phases, inputInfo, archive, argInfo];
   return ops.length;
 }
 
