@@ -128,7 +128,8 @@ def build(with_runtime: bool = True, with_snapshot: bool = True) -> Path:
                 old.unlink()
         if snapshot:
             manifest["files"][snapshot["file"]] = {"sha256": snapshot["sha256"], "size": snapshot["size"]}
-            manifest["snapshot"] = {"file": snapshot["file"], "key": snapshot["key"]}
+            manifest["snapshot"] = {"file": snapshot["file"], "key": snapshot["key"],
+                                    "rawSha256": snapshot["rawSha256"], "rawSize": snapshot["rawSize"]}
             bundles()
     print(f"build: dist/ ready ({wheel})", file=sys.stderr)
     return DIST
