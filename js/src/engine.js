@@ -6,7 +6,7 @@
 
 import { CONFIG, ENGINE_STATS, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.js';
 import { simdAttach, simdBeforeEngineLoad } from './simd.js';
-import { forgetPrefetch, markTime, reportProgress, startRuntime } from './startup.js';
+import { engineReady, forgetPrefetch, markTime, reportProgress, startRuntime } from './startup.js';
 
 if (IS_SERVICE_WORKER && typeof globalThis.loadPyodide !== 'function') {
   // Service workers cannot importScripts() after installation, and Pyodide
@@ -31,6 +31,7 @@ async function startEngine() {
   markTime('simd');
   ENGINE_STATS.startMs = performance.now() - started;
   reportProgress('ready');
+  engineReady();  // now the snapshot may be stored
   return { pyodide, call: bridge.call };
 }
 

@@ -342,6 +342,7 @@ async function findSnapshot(cache) {
 
 async function storeSnapshot(cache, bytes) {
   await cache.put(cacheUrl(), new Response(bytes, { headers: { 'Content-Type': 'application/octet-stream' } }));
+  ENGINE_STATS.snapshotStored = true;  // the next start in this profile can restore it
   for (const request of await cache.keys()) {  // one snapshot per runtime base: drop older builds'
     if (request.url !== cacheUrl() && request.url.startsWith(`${RUNTIME_BASE}webnn-engine.snapshot?`)) await cache.delete(request);
   }
@@ -354,6 +355,7 @@ let PREFETCH = null;
 // After a failed start: the next one fetches afresh (the network may be back).
 export function forgetPrefetch() {
   PREFETCH = null;
+  AFTER_READY = [];
 }
 
 // Everything a start needs, fetched (and verified) in parallel; idempotent.
@@ -628,6 +630,26 @@ for name in ('random', 'numpy.random'):
   return pyodide;
 }
 
+// Work that must not compete with the start (storing snapshots): run after
+// engineReady() (engine.js calls it once createContext() can resolve).
+let AFTER_READY = [];
+
+function whenReady(task) {
+  AFTER_READY.push(task);
+}
+
+export function engineReady() {
+  const tasks = AFTER_READY;
+  AFTER_READY = [];
+  setTimeout(() => {
+    for (const task of tasks) {
+      Promise.resolve().then(task).catch((e) => {
+        if (CONFIG.debug) console.warn('webnn-polyfill: could not store the engine snapshot:', e);
+      });
+    }
+  }, 0);
+}
+
 // Pyodide with numpy and webnn_core imported, by the fastest way available.
 export async function startRuntime() {
   const fetches = prefetchRuntime();
@@ -647,7 +669,7 @@ export async function startRuntime() {
       try {
         const pyodide = await startFromSnapshot(parts, found);
         ENGINE_STATS.snapshot = found.source === 'cache' ? 'restored' : 'built';
-        if (found.source === 'build' && cache) storeSnapshot(cache, found.bytes).catch(() => {});
+        if (found.source === 'build' && cache) whenReady(() => storeSnapshot(cache, found.bytes));
         return pyodide;
       } catch (e) {
         if (e instanceof RuntimeIntegrityError) throw e;
@@ -658,11 +680,9 @@ export async function startRuntime() {
     const { pyodide, snapshot } = await startFresh(parts, { makeSnapshot: !!cache });
     ENGINE_STATS.snapshot = cache ? (snapshot ? 'created' : 'failed') : 'off';
     if (snapshot) {
-      // Off the critical path: hash, pack and store after the engine is up.
-      serializeSnapshot(snapshot.meta, snapshot.payload)
-        .then((bytes) => storeSnapshot(cache, bytes))
-        .then(() => { ENGINE_STATS.snapshotStored = true; },
-          (e) => { if (CONFIG.debug) console.warn('webnn-polyfill: could not store the engine snapshot:', e); });
+      // Off the critical path: hash, pack and store once the engine is up.
+      whenReady(() => serializeSnapshot(snapshot.meta, snapshot.payload)
+        .then((bytes) => storeSnapshot(cache, bytes)));
     }
     return pyodide;
   } finally {

@@ -95,9 +95,12 @@ def test_starts_from_a_snapshot_match_a_normal_start(browser, server):
     context = browser.new_context()
     try:
         built = run_start(context, server)
+        after_built = run_start(context, server)  # the built snapshot was copied into Cache Storage
     finally:
         context.close()
     assert (fresh["snapshot"], restored["snapshot"], built["snapshot"]) == ("created", "restored", "built")
+    assert built["snapshotStored"] and after_built["snapshot"] == "restored"
+    assert after_built["battery"] == fresh["battery"]
     assert fresh["snapshotStored"]
     assert_battery_matches_numpy(fresh["battery"])
     assert restored["battery"] == fresh["battery"] and built["battery"] == fresh["battery"]
