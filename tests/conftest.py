@@ -15,6 +15,13 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-c
 MODELS = Path(os.environ.get("WEBNN_MODELS", ROOT.parent / "shared" / "models"))
 
 
+def pytest_configure(config):
+    # The core reads the schema generated from the IDL (tools/idl_schema.mjs); make sure it exists.
+    import idl_schema
+
+    idl_schema.ensure()
+
+
 def browser_unavailable() -> str | None:
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
         return f"Chromium not found at {CHROMIUM} (run ./dev setup)"

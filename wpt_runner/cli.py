@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(base: {\"replaceNative\": true})")
     p.add_argument("--no-polyfill", action="store_true",
                    help="do not inject the polyfill (run against the bare browser)")
+    p.add_argument("--idl", metavar="FILE", default=None,
+                   help="serve FILE as /interfaces/webnn.idl (what idlharness tests against), "
+                        "e.g. spec/webnn-2026-09.idl; default: the tree's own")
     p.add_argument("--chromium", metavar="PATH", default=None,
                    help="Chromium executable (default: $CHROMIUM or /usr/bin/chromium)")
     p.add_argument("--from-results", metavar="FILE",
@@ -155,8 +158,12 @@ def main(argv=None) -> int:
             "(build the polyfill, or pass --polyfill DIR / --no-polyfill)")
         return 2
 
+    if args.idl and not os.path.isfile(args.idl):
+        log(f"wpt_runner: error: --idl {args.idl}: no such file")
+        return 2
+
     if args.serve:
-        with Server(root, polyfill_dir, cfg, port=args.port) as srv:
+        with Server(root, polyfill_dir, cfg, port=args.port, idl=args.idl) as srv:
             log(f"serving {root} at {srv.url}/ (Ctrl-C to stop); e.g.")
             for r in runs[:5]:
                 log(f"  {srv.url}{r.url}")
@@ -173,7 +180,7 @@ def main(argv=None) -> int:
     log(f"wpt_runner: {len(runs)} test pages from {root}, {args.jobs} job(s), "
         f"polyfill {polyfill_dir or 'off'}")
     t0 = time.monotonic()
-    with Server(root, polyfill_dir, cfg) as srv:
+    with Server(root, polyfill_dir, cfg, idl=args.idl) as srv:
         out = asyncio.run(browser.run_all(
             runs, srv.url, jobs=args.jobs, timeout=args.timeout,
             chromium=args.chromium, on_result=Progress(len(runs), args.verbose)))
@@ -187,6 +194,7 @@ def main(argv=None) -> int:
         "variants": args.variants,
         "globals": args.globals,
         "filter": manifest.split_patterns(args.filter),
+        "idl": os.path.abspath(args.idl) if args.idl else None,
         "duration_s": round(duration, 1),
     }
     log(f"wpt_runner: ran {len(runs)} pages in {duration:.0f}s")

@@ -419,7 +419,7 @@ class Exporter:
         return self.from_nchw(y, inputLayout)
 
     def _pool(self, node, x, nnef, windowDimensions=None, padding=None, strides=None, dilations=None,
-              layout="nchw", roundingType="floor", outputSizes=None, square=False):
+              layout="nchw", outputShapeRounding="floor", outputSizes=None, square=False):
         self.scalar_only(x)
         in_hw = list(node.inputs[0].shape[2:4] if layout == "nchw" else node.inputs[0].shape[1:3])
         out_shape = node.outputs[0].shape
