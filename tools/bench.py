@@ -200,7 +200,7 @@ def run_startup(base: str, args) -> dict:
                             runs[key]["snapshot"].append(r["start"].get("snapshot"))
                             runs[key]["phases"].append({"kind": kind, **(r["start"].get("phases") or {})})
                         if kind == "cold" and key == "polyfill":  # the next start needs the stored snapshot
-                            page.wait_for_function("webnnPolyfill.engineStats.snapshot !== 'created'"
+                            page.wait_for_function("!['created', 'built'].includes(webnnPolyfill.engineStats.snapshot)"
                                                    " || webnnPolyfill.engineStats.snapshotStored === true")
                         page.close()
                 finally:

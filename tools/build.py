@@ -173,7 +173,8 @@ def build(with_runtime: bool = True, with_snapshot: bool = True, idl: str | None
                 old.unlink()
         if snapshot:
             manifest["files"][snapshot["file"]] = {"sha256": snapshot["sha256"], "size": snapshot["size"]}
-            manifest["snapshot"] = {"file": snapshot["file"], "key": snapshot["key"]}
+            manifest["snapshot"] = {"file": snapshot["file"], "key": snapshot["key"],
+                                    "rawSha256": snapshot["rawSha256"], "rawSize": snapshot["rawSize"]}
             bundles()
     write_types(DIST, idl)
     write_package(DIST)  # after the runtime files are in place: it lists them

@@ -99,7 +99,10 @@ def build(dist: Path, manifest: dict, polyfill_version: str, core_wheel: str) ->
     target = dist / name
     if not target.is_file() or target.stat().st_size != cached.stat().st_size:
         shutil.copy2(cached, target)
-    return {"file": name, "key": k, "sha256": hashlib.sha256(cached.read_bytes()).hexdigest(),
-            "size": cached.stat().st_size}
+    gz = cached.read_bytes()
+    raw = gzip.decompress(gz)
+    # Both hashes: a server may send a .gz with Content-Encoding: gzip, and fetch() then decodes it.
+    return {"file": name, "key": k, "sha256": hashlib.sha256(gz).hexdigest(), "size": len(gz),
+            "rawSha256": hashlib.sha256(raw).hexdigest(), "rawSize": len(raw)}
 
 

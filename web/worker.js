@@ -23,7 +23,15 @@ async function classify() {
     classifierPromise = createClassifier('squeezenet', {
       weightsBase: cfg.weightsBase,
       onStage: (stage, f) => {
-        if (stage === 'engine') post({ type: 'stage', text: 'Worker: starting the WebNN engine (Pyodide + numpy, a few seconds)…' });
+        if (stage === 'engine') {
+          // The polyfill's load progress in this worker, on the page's bar.
+          const onProgress = ({ detail: p }) => {
+            post({ type: 'stage', text: `Worker: starting the WebNN engine (${p.phase})…`, fraction: p.fraction });
+            if (p.phase === 'ready') self.webnnPolyfill.removeEventListener('progress', onProgress);
+          };
+          self.webnnPolyfill.addEventListener('progress', onProgress);
+          onProgress({ detail: self.webnnPolyfill.progress() });
+        }
         else if (stage === 'weights') post({ type: 'stage', text: `Worker: loading SqueezeNet weights… ${Math.round(f * 100)} %`, fraction: f });
         else if (stage === 'build') post({ type: 'stage', text: 'Worker: building the graph…' });
       },

@@ -6,7 +6,7 @@
 
 import { CONFIG, ENGINE_STATS, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.js';
 import { simdAttach } from './simd.js';
-import { forgetPrefetch, markTime, reportProgress, startRuntime } from './startup.js';
+import { engineReady, forgetPrefetch, markTime, reportProgress, startRuntime } from './startup.js';
 import {
   SavedDOMException, SavedUint8Array, jsonParse, typedArrayBuffer, typedArraySet,
 } from './intrinsics.js';
@@ -53,6 +53,7 @@ async function startEngine() {
   markTime('simd');
   ENGINE_STATS.startMs = performance.now() - started;
   reportProgress('ready');
+  engineReady();  // now the snapshot may be stored
   return { pyodide, call: bridge.call, heap: () => module.HEAPU8 };
 }
 

@@ -311,13 +311,25 @@ async function findSnapshot(cache) {
   const built = RUNTIME_MANIFEST.snapshot;
   if (CONFIG.snapshot && CONFIG.buildSnapshot !== false && built && built.key === snapshotKey()
       && typeof DecompressionStream === 'function') {
-    const gz = await readAll(await fetchResponse(built.file));
+    PROGRESS.total += RUNTIME_MANIFEST.files[built.file].size;
+    const got = await readAll(await fetchResponse(built.file));
+    // A server may have decoded it already (Content-Encoding: gzip): then the
+    // raw snapshot's hash applies.
+    const gzipped = got[0] === 0x1f && got[1] === 0x8b;
     // Hashed while it is decompressed; a tampered file is an error, not a fallback.
-    const integrity = verifyBytes(built.file, gz).then(() => {});
+    const integrity = (gzipped ? verifyBytes(built.file, got) : sha256Hex(got).then((digest) => {
+      if (digest !== built.rawSha256) {
+        throw new RuntimeIntegrityError(`webnn-polyfill: runtime file ${built.file} failed verification: the decoded `
+          + `snapshot's sha256 is ${digest}, this build of the polyfill expects ${built.rawSha256}; refusing to run it`);
+      }
+    })).then(() => {});
     integrity.catch(() => {});
     try {
-      const stream = new Blob([gz]).stream().pipeThrough(new DecompressionStream('gzip'));
-      const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+      let bytes = got;
+      if (gzipped) {
+        const stream = new Blob([got]).stream().pipeThrough(new DecompressionStream('gzip'));
+        bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+      }
       markTime('snapshotRead');
       return { source: 'build', bytes, ...parseSnapshot(bytes, integrity) };
     } catch (e) {
@@ -330,6 +342,7 @@ async function findSnapshot(cache) {
 
 async function storeSnapshot(cache, bytes) {
   await cache.put(cacheUrl(), new Response(bytes, { headers: { 'Content-Type': 'application/octet-stream' } }));
+  ENGINE_STATS.snapshotStored = true;  // the next start in this profile can restore it
   for (const request of await cache.keys()) {  // one snapshot per runtime base: drop older builds'
     if (request.url !== cacheUrl() && request.url.startsWith(`${RUNTIME_BASE}webnn-engine.snapshot?`)) await cache.delete(request);
   }
@@ -342,6 +355,7 @@ let PREFETCH = null;
 // After a failed start: the next one fetches afresh (the network may be back).
 export function forgetPrefetch() {
   PREFETCH = null;
+  AFTER_READY = [];
 }
 
 // Everything a start needs, fetched (and verified) in parallel; idempotent.
@@ -616,6 +630,26 @@ for name in ('random', 'numpy.random'):
   return pyodide;
 }
 
+// Work that must not compete with the start (storing snapshots): run after
+// engineReady() (engine.js calls it once createContext() can resolve).
+let AFTER_READY = [];
+
+function whenReady(task) {
+  AFTER_READY.push(task);
+}
+
+export function engineReady() {
+  const tasks = AFTER_READY;
+  AFTER_READY = [];
+  setTimeout(() => {
+    for (const task of tasks) {
+      Promise.resolve().then(task).catch((e) => {
+        if (CONFIG.debug) console.warn('webnn-polyfill: could not store the engine snapshot:', e);
+      });
+    }
+  }, 0);
+}
+
 // Pyodide with numpy and webnn_core imported, by the fastest way available.
 export async function startRuntime() {
   const fetches = prefetchRuntime();
@@ -635,7 +669,7 @@ export async function startRuntime() {
       try {
         const pyodide = await startFromSnapshot(parts, found);
         ENGINE_STATS.snapshot = found.source === 'cache' ? 'restored' : 'built';
-        if (found.source === 'build' && cache) storeSnapshot(cache, found.bytes).catch(() => {});
+        if (found.source === 'build' && cache) whenReady(() => storeSnapshot(cache, found.bytes));
         return pyodide;
       } catch (e) {
         if (e instanceof RuntimeIntegrityError) throw e;
@@ -646,11 +680,9 @@ export async function startRuntime() {
     const { pyodide, snapshot } = await startFresh(parts, { makeSnapshot: !!cache });
     ENGINE_STATS.snapshot = cache ? (snapshot ? 'created' : 'failed') : 'off';
     if (snapshot) {
-      // Off the critical path: hash, pack and store after the engine is up.
-      serializeSnapshot(snapshot.meta, snapshot.payload)
-        .then((bytes) => storeSnapshot(cache, bytes))
-        .then(() => { ENGINE_STATS.snapshotStored = true; },
-          (e) => { if (CONFIG.debug) console.warn('webnn-polyfill: could not store the engine snapshot:', e); });
+      // Off the critical path: hash, pack and store once the engine is up.
+      whenReady(() => serializeSnapshot(snapshot.meta, snapshot.payload)
+        .then((bytes) => storeSnapshot(cache, bytes)));
     }
     return pyodide;
   } finally {

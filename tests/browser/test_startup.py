@@ -95,9 +95,12 @@ def test_starts_from_a_snapshot_match_a_normal_start(browser, server):
     context = browser.new_context()
     try:
         built = run_start(context, server)
+        after_built = run_start(context, server)  # the built snapshot was copied into Cache Storage
     finally:
         context.close()
     assert (fresh["snapshot"], restored["snapshot"], built["snapshot"]) == ("created", "restored", "built")
+    assert built["snapshotStored"] and after_built["snapshot"] == "restored"
+    assert after_built["battery"] == fresh["battery"]
     assert fresh["snapshotStored"]
     assert_battery_matches_numpy(fresh["battery"])
     assert restored["battery"] == fresh["battery"] and built["battery"] == fresh["battery"]
@@ -226,3 +229,32 @@ def test_progress_events_and_prefetch(browser, server):
         assert fractions == sorted(fractions)
         loaded = [e["loaded"] for e in events]
         assert loaded == sorted(loaded) and loaded[-1] > 10_000_000  # Pyodide's wasm alone is ~10 MB
+
+
+def test_build_snapshot_sent_with_content_encoding_gzip(browser):
+    """Some servers send a .gz with Content-Encoding: gzip (fetch() then hands
+    over the decoded bytes): the raw snapshot's hash applies and it restores."""
+    import serve
+
+    if not list((ROOT / "dist").glob("webnn-engine-*.snapshot.gz")):
+        pytest.skip("no build-time snapshot in dist/")
+
+    class Encoding(serve.Handler):
+        def end_headers(self):
+            if self.path.endswith(".snapshot.gz"):
+                self.send_header("Content-Encoding", "gzip")
+            super().end_headers()
+
+    mounts = {**serve.default_mounts(), "/test-pages/": ROOT / "tests" / "browser" / "pages"}
+    handler = type("EncodingHandler", (Encoding,), {"mounts": mounts})
+    srv = serve.Server(("127.0.0.1", 0), handler)
+    import threading
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    context = browser.new_context()
+    try:
+        result = run_start(context, f"http://127.0.0.1:{srv.server_address[1]}")
+    finally:
+        context.close()
+        srv.shutdown()
+    assert result["snapshot"] == "built"
+    assert_battery_matches_numpy(result["battery"])
