@@ -229,3 +229,148 @@ async def run_all(runs, base_url: str, *, jobs: int, timeout: float,
 
         await asyncio.gather(*(job(n) for n in range(max(1, min(jobs, len(runs))))))
     return results
+
+
+# ------------------------------------------------------------------ other engines
+# Firefox and WebKit go through wpt_runner.engines' blocking interface: one
+# thread per job, each with its own browser and profile.  The logic mirrors
+# run_one() above.
+def _call(js: str, *args) -> str:
+    return f"({js})({', '.join(map(str, args))})"
+
+
+def _wait_complete_sync(page, deadline: float, seen: list) -> bool:
+    from .engines import EvaluationError
+
+    transient = 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        try:
+            st = page.evaluate(_call(_POLL, len(seen)), timeout=max(0.5, left))
+        except EvaluationError:
+            # e.g. the document was replaced right after navigation
+            transient += 1
+            if transient > 20:
+                raise
+            st = None
+        if st:
+            seen.extend(st["fresh"])
+            if st["complete"]:
+                return True
+        time.sleep(POLL_S)
+
+
+def run_one_sync(page, run, base_url: str, base_timeout: float):
+    """run_one() for an engines.Page; returns (FileResult, healthy)."""
+    from .engines import EngineError, Timeout
+
+    limit = run.timeout(base_timeout)
+    seen = []
+    t0 = time.monotonic()
+    deadline = t0 + limit
+    completed = hung = forced = False
+    problem = None
+    try:
+        page.goto(base_url + run.url, timeout=limit)
+        completed = _wait_complete_sync(page, deadline, seen)
+        if not completed:
+            called = page.evaluate(_call(_FORCE_TIMEOUT), timeout=GRACE_S)
+            if called is True:
+                forced = True
+                completed = _wait_complete_sync(page, time.monotonic() + GRACE_S, seen)
+    except Timeout:
+        hung = True
+    except EngineError as e:
+        problem = _short(e)
+
+    state = None
+    if completed:
+        try:
+            state = page.evaluate(_call(_STATE), timeout=GRACE_S)
+        except EngineError:
+            state = None
+    duration = time.monotonic() - t0
+    errors = [e[:MAX_ERROR_LEN] for e in page.errors[:MAX_ERRORS]]
+
+    if state and state.get("complete"):
+        status, message = state.get("status") or "ERROR", state.get("message")
+        subtests = list(state.get("tests") or [])
+        if forced and status == "OK":
+            status = "TIMEOUT"
+    else:
+        status = "ERROR" if problem else "TIMEOUT"
+        message = problem or (f"the page did not complete within {limit:g}s"
+                              + (" (it stopped responding)" if hung else ""))
+        subtests = list(seen)
+
+    healthy = not hung
+    if run.scope == "serviceworker" and healthy:
+        try:
+            page.evaluate(_call(_UNREGISTER_SW), timeout=GRACE_S)
+        except EngineError:
+            healthy = False
+    try:
+        page.close()
+    except EngineError:
+        healthy = False
+    return FileResult(run, status, message, subtests, errors, duration), healthy
+
+
+def run_all_sync(runs, base_url: str, *, engine: str, jobs: int, timeout: float,
+                 on_result=None, info: dict | None = None) -> list:
+    """run_all() for an engine of wpt_runner.engines; ``info`` gets the browser version."""
+    import queue
+    import threading
+
+    from . import engines
+
+    if not runs:
+        return []
+    todo = queue.Queue()
+    for i, r in enumerate(runs):
+        todo.put((i, r))
+    results = [None] * len(runs)
+    report_lock = threading.Lock()
+    failures = []
+
+    def job(n):
+        with tempfile.TemporaryDirectory(prefix=f"wpt_runner-{engine}-{n}-") as profile:
+            browser = None
+            try:
+                while True:
+                    try:
+                        i, run = todo.get_nowait()
+                    except queue.Empty:
+                        return
+                    try:
+                        if browser is None:
+                            browser = engines.launch(engine, profile=profile)
+                            if info is not None:
+                                info.setdefault("browser", f"{engine} {browser.version}")
+                        res, healthy = run_one_sync(browser.new_page(), run, base_url, timeout)
+                    except Exception as e:  # never drop a run
+                        res = FileResult(run, "ERROR", f"runner error: {e!r}")
+                        healthy = False
+                    results[i] = res
+                    with report_lock:
+                        if on_result:
+                            on_result(res)
+                    if not healthy and browser is not None:
+                        try:
+                            browser.close()
+                        except Exception as e:
+                            failures.append(repr(e))
+                        browser = None
+            finally:
+                if browser is not None:
+                    browser.close()
+
+    threads = [threading.Thread(target=job, args=(n,), daemon=True)
+               for n in range(max(1, min(jobs, len(runs))))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results

@@ -9,20 +9,27 @@ import os
 import sys
 import time
 
-from . import browser, expectations, manifest, report, results, wpttree
+from . import browser, engines, expectations, manifest, report, results, wpttree
 from .server import Server
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_POLYFILL = os.path.join(PROJECT_ROOT, "dist")
 DEFAULT_EXPECTATIONS = os.path.join(PROJECT_ROOT, "wpt_runner", "expectations.json")
+
+
+def default_expectations(engine: str) -> str:
+    """Each engine keeps its own expectations file; Chromium's has the historical name."""
+    if engine == "chromium":
+        return DEFAULT_EXPECTATIONS
+    return os.path.join(PROJECT_ROOT, "wpt_runner", f"expectations-{engine}.json")
 POLYFILL_ENTRY = "webnn-polyfill.js"
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m wpt_runner",
-        description="Run WPT webnn/ testharness.js tests in headless Chromium "
-                    "against the WebNN polyfill.")
+        description="Run WPT webnn/ testharness.js tests in headless Chromium, Firefox "
+                    "or WebKit against the WebNN polyfill.")
     p.add_argument("--wpt", metavar="PATH",
                    help="WPT checkout / extracted tree, or a bare git directory "
                         "(webnn/ resources/ interfaces/ common/ of HEAD are extracted to "
@@ -52,8 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="JSON of test URL -> subtest names expected to PASS; fail the run "
                         "if one of them does not pass")
     p.add_argument("--update-expectations", action="store_true",
-                   help="rewrite the expectations file (default wpt_runner/expectations.json) "
-                        "from this run, replacing only the entries of the tests that ran")
+                   help="rewrite the expectations file (default: the engine's, "
+                        "wpt_runner/expectations.json for chromium, "
+                        "wpt_runner/expectations-ENGINE.json for the others) from this run, "
+                        "replacing only the entries of the tests that ran")
     p.add_argument("--polyfill", metavar="DIR", default=DEFAULT_POLYFILL,
                    help="directory served at /_webnn_polyfill/, must contain %s "
                         "(default: <project>/dist)" % POLYFILL_ENTRY)
@@ -62,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(base: {\"replaceNative\": true})")
     p.add_argument("--no-polyfill", action="store_true",
                    help="do not inject the polyfill (run against the bare browser)")
+    p.add_argument("--browser", choices=engines.ENGINES, default="chromium",
+                   help="engine: chromium (Playwright), firefox (Firefox ESR through "
+                        "puppeteer-core / WebDriver BiDi) or webkit (WebKitGTK through Selenium "
+                        "and WebKitWebDriver, on Xvfb); default chromium")
     p.add_argument("--chromium", metavar="PATH", default=None,
                    help="Chromium executable (default: $CHROMIUM or /usr/bin/chromium)")
     p.add_argument("--from-results", metavar="FILE",
@@ -170,13 +183,25 @@ def main(argv=None) -> int:
         log("wpt_runner: no tests selected")
         return 2
 
-    log(f"wpt_runner: {len(runs)} test pages from {root}, {args.jobs} job(s), "
+    if args.browser != "chromium":
+        why = engines.unavailable(args.browser)
+        if why:
+            log(f"wpt_runner: error: {args.browser}: {why}")
+            return 2
+
+    log(f"wpt_runner: {len(runs)} test pages from {root}, {args.browser}, {args.jobs} job(s), "
         f"polyfill {polyfill_dir or 'off'}")
     t0 = time.monotonic()
+    info = {}
     with Server(root, polyfill_dir, cfg) as srv:
-        out = asyncio.run(browser.run_all(
-            runs, srv.url, jobs=args.jobs, timeout=args.timeout,
-            chromium=args.chromium, on_result=Progress(len(runs), args.verbose)))
+        progress = Progress(len(runs), args.verbose)
+        if args.browser == "chromium":
+            out = asyncio.run(browser.run_all(
+                runs, srv.url, jobs=args.jobs, timeout=args.timeout,
+                chromium=args.chromium, on_result=progress))
+        else:
+            out = browser.run_all_sync(runs, srv.url, engine=args.browser, jobs=args.jobs,
+                                       timeout=args.timeout, on_result=progress, info=info)
     duration = time.monotonic() - t0
 
     meta = {
@@ -184,6 +209,7 @@ def main(argv=None) -> int:
         "commit": os.path.basename(root) if os.path.dirname(root) == wpttree.cache_root() else None,
         "polyfill": polyfill_dir,
         "polyfill_config": cfg,
+        "browser": info.get("browser", args.browser),
         "variants": args.variants,
         "globals": args.globals,
         "filter": manifest.split_patterns(args.filter),
@@ -206,7 +232,8 @@ def finish(args, out, meta, log) -> int:
         log(f"wrote {args.report}")
 
     rc = 0
-    exp_path = args.expectations or (DEFAULT_EXPECTATIONS if args.update_expectations else None)
+    exp_path = args.expectations or (default_expectations(getattr(args, "browser", "chromium"))
+                                     if args.update_expectations else None)
     if exp_path:
         try:
             old = expectations.load(exp_path)

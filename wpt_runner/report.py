@@ -24,7 +24,7 @@ def render(results, meta: dict | None = None) -> str:
     meta = meta or {}
     t = totals(results)
     out = ["# WebNN WPT results", ""]
-    for key in ("wpt", "commit", "polyfill", "variants", "globals", "duration_s"):
+    for key in ("wpt", "commit", "browser", "polyfill", "variants", "globals", "duration_s"):
         if key in meta:
             out.append(f"- {key}: `{meta[key]}`")
     out += [
