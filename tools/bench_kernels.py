@@ -8,7 +8,7 @@ numbers come from the same core running in Pyodide (see docs/performance.md).
     with the native build of the kernels: median latency with the fast paths
     on and off, outputs compared;
   * --gemm: GFLOP/s of the GEMM/conv microkernels on SqueezeNet's shapes;
-  * --profile: per-op time breakdown (webnn_core.kernels profiling);
+  * --profile: per-op time breakdown (the cpu backend's profiling);
   * --browser: the same SqueezeNet in headless Chromium through the public
     WebNN API (tests/browser/pages/simd.html): relaxed-SIMD build, plain
     simd128 build, and numpy only, each graph built under its own setting;
@@ -109,27 +109,25 @@ def time_graph(context, graph, feeds, runs=10, warmup=1):
 def bench_model(runs=10, profile=False, weights=None):
     """SqueezeNet latency with the fast paths on, then off (each graph built
     with the setting it runs under); returns a dict of results."""
-    from webnn_core import Context, fast, kernels
+    from webnn_core import Context
+    from webnn_core.backends.cpu import fast
 
     weights = weights or load_squeezenet_weights()
     rng = np.random.default_rng(0)
     x = rng.uniform(-1, 1, (1, 224, 224, 3)).astype(np.float32)
     results = {"backend": fast.status()}
     for mode in ("fast", "numpy"):
-        kernels.set_fast_paths(mode == "fast")
-        ctx = Context("cpu")
+        ctx = Context("cpu", options={"fastPaths": mode == "fast"})
         graph, iname, oname = build_squeezenet(ctx, weights)
         r = time_graph(ctx, graph, {iname: x}, runs=runs)
         if profile:
-            kernels.reset_profile()
-            kernels.set_profiling(True)
+            ctx.backend.set_profiling(True)
             ctx.compute(graph, {iname: x})
-            kernels.set_profiling(False)
-            r["profile"] = kernels.profile()
-            r["profile_table"] = kernels.profile_table()
-        r["nodes"] = len(graph.nodes)
+            ctx.backend.set_profiling(False)
+            r["profile"] = ctx.backend.profile()
+            r["profile_table"] = ctx.backend.profile_table()
+        r["nodes"] = len(graph.plan.nodes)
         results[mode] = r
-    kernels.set_fast_paths(True)
     a, b = results["fast"].pop("outputs")["output"], results["numpy"].pop("outputs")["output"]
     results["max_abs_diff"] = float(np.max(np.abs(a.astype(np.float64) - b)))
     results["top1_equal"] = int(np.argmax(a)) == int(np.argmax(b))
@@ -154,11 +152,11 @@ def squeezenet_gemm_shapes() -> list[tuple]:
 
 def bench_convs(repeat=5):
     """GFLOP/s of each SqueezeNet convolution through the conv2d fast path."""
-    from webnn_core import fast
-    from webnn_core.fast import paths
-    from webnn_core.fast.pack import pack_conv
+    from webnn_core.backends.cpu import fast
+    from webnn_core.backends.cpu.fast import paths
+    from webnn_core.backends.cpu.fast.pack import pack_conv
 
-    backend = fast.backend()
+    backend = fast.library()
     rows = []
     rng = np.random.default_rng(1)
     for name, h, w, c, o, k, s, pad in squeezenet_gemm_shapes():
@@ -267,7 +265,7 @@ def main(argv=None) -> int:
                 for op, v in sorted(m["profile"].items(), key=lambda kv: -kv[1]["ms"]):
                     print(f"    {op:<16}{v['calls']:>5} calls {v['fast_calls']:>5} fast {v['ms']:9.2f} ms")
         return 0
-    from webnn_core import fast
+    from webnn_core.backends.cpu import fast
 
     status = fast.attach_native(build=not args.no_build)
     print(f"backend: {status['detail'] or status['reason']}")

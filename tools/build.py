@@ -2,15 +2,21 @@
 wheel, and the verified runtime files beside them.
 
     python tools/build.py [--no-runtime]
+
+The scripts are bundled from the ES modules in js/src/ by esbuild (npm, see
+package.json; `./dev setup` runs `npm ci`); the wheel is built from
+pyproject.toml by the standard PEP 517 front end `build` with the hatchling
+back end. One version for both: __version__ in py/webnn_core/__init__.py.
 """
 from __future__ import annotations
 
 import argparse
-import base64
-import hashlib
+import json
+import os
 import shutil
+import subprocess
 import sys
-import zipfile
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -20,62 +26,61 @@ import runtime  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "dist"
 CORE = ROOT / "py" / "webnn_core"
-JS_SOURCES = ["idl_tables.js", "webidl.js", "simd.js", "engine.js", "api.js", "nnef.js", "install.js"]
+JS_SRC = ROOT / "js" / "src"
+ESBUILD = ROOT / "node_modules" / ".bin" / "esbuild"
+HEADER = "// WebNN polyfill: the W3C WebNN API backed by a Python + numpy engine in Pyodide."
+# Entry points in js/src/ -> bundles in dist/ (format, whether it is the ES-module build).
+BUNDLES = {"webnn-polyfill.js": ("install.js", "iife", False), "webnn-polyfill.mjs": ("module.js", "esm", True)}
+
+
+class BuildError(Exception):
+    pass
 
 
 def core_version() -> str:
     for line in (CORE / "__init__.py").read_text().splitlines():
         if line.startswith("__version__"):
             return line.split("=")[1].strip().strip("\"'")
-    raise SystemExit("no __version__ in webnn_core/__init__.py")
+    raise BuildError("no __version__ in webnn_core/__init__.py")
 
 
 def build_wheel(dest: Path) -> str:
-    """A pure-Python wheel of webnn_core, written directly (no build backend needed)."""
-    version = core_version()
-    name = f"webnn_core-{version}-py3-none-any.whl"
-    dist_info = f"webnn_core-{version}.dist-info"
-    files = {}
-    for path in sorted(CORE.rglob("*.py")):
-        files[f"webnn_core/{path.relative_to(CORE).as_posix()}"] = path.read_bytes()
-    files[f"{dist_info}/METADATA"] = f"Metadata-Version: 2.1\nName: webnn_core\nVersion: {version}\nRequires-Dist: numpy\n".encode()
-    files[f"{dist_info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: webnn-polyfill tools/build.py\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    files[f"{dist_info}/top_level.txt"] = b"webnn_core\n"
-    record = []
-    for arcname, data in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{arcname},sha256={digest},{len(data)}")
-    record.append(f"{dist_info}/RECORD,,")
-    files[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
-    with zipfile.ZipFile(dest / name, "w", zipfile.ZIP_DEFLATED) as z:
-        for arcname, data in files.items():
-            info = zipfile.ZipInfo(arcname, date_time=(2024, 1, 1, 0, 0, 0))  # reproducible
-            info.compress_type = zipfile.ZIP_DEFLATED
-            z.writestr(info, data)
-    return name
+    """The pure-Python wheel from pyproject.toml (PEP 517: `python -m build`), into dest."""
+    with tempfile.TemporaryDirectory() as tmp:
+        # Reproducible archive timestamps (hatchling honours SOURCE_DATE_EPOCH).
+        env = {**os.environ, "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "1704067200")}
+        proc = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", tmp, str(ROOT)],
+                              capture_output=True, text=True, env=env)
+        if proc.returncode != 0:
+            raise BuildError(f"wheel build failed (python -m build; ./dev setup installs it):\n{proc.stdout}{proc.stderr}")
+        (wheel,) = Path(tmp).glob("*.whl")
+        shutil.copyfile(wheel, dest / wheel.name)
+        return wheel.name
 
 
-def js_body(wheel: str) -> str:
-    parts = [f"const POLYFILL_VERSION = {core_version()!r};\nconst CORE_WHEEL = {wheel!r};\n"
-             f"const PYODIDE_VERSION = {runtime.VERSION!r};\n"]
-    for src in JS_SOURCES:
-        parts.append(f"// ---- js/src/{src}\n" + (ROOT / "js" / "src" / src).read_text())
-    return "\n".join(parts)
+def bundle(entry: str, out: Path, fmt: str, es_module: bool, wheel: str) -> None:
+    """One esbuild bundle of js/src/<entry>, with the build facts of js/src/build_info.js defined."""
+    if not ESBUILD.exists():
+        raise BuildError(f"{ESBUILD.relative_to(ROOT)} is missing (run ./dev setup, which runs npm ci)")
+    defines = {"__WEBNN_POLYFILL_VERSION__": json.dumps(core_version()), "__WEBNN_CORE_WHEEL__": json.dumps(wheel),
+               "__WEBNN_PYODIDE_VERSION__": json.dumps(runtime.VERSION), "__WEBNN_MODULE_URL__": "import.meta.url" if es_module else "null"}
+    banner = HEADER + ("\n// ES-module entry: importing it installs navigator.ml like the classic script." if es_module
+                       else "\n'use strict';")
+    cmd = [str(ESBUILD), str(JS_SRC / entry), "--bundle", f"--format={fmt}", "--charset=utf8",
+           f"--outfile={out}", f"--banner:js={banner}", "--log-level=warning",
+           *[f"--define:{k}={v}" for k, v in defines.items()]]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0 or proc.stderr.strip():
+        raise BuildError(f"esbuild {entry}: {proc.stderr.strip()}")
 
 
 def build(with_runtime: bool = True) -> Path:
     DIST.mkdir(exist_ok=True)
-    for old in DIST.glob("webnn_core-*.whl"):
+    for old in [*DIST.glob("webnn_core-*.whl"), *DIST.glob("webnn_polyfill-*.whl")]:
         old.unlink()
     wheel = build_wheel(DIST)
-    body = js_body(wheel)
-    header = "// WebNN polyfill: the W3C WebNN API backed by a Python + numpy engine in Pyodide.\n"
-    (DIST / "webnn-polyfill.js").write_text(f"{header}(function () {{\n'use strict';\n{body}\n}})();\n")
-    (DIST / "webnn-polyfill.mjs").write_text(
-        f"{header}// ES-module entry: importing it installs navigator.ml like the classic script.\n"
-        f"const SCRIPT_URL_OVERRIDE = import.meta.url;\n{body}\n"
-        "export const ml = globalThis.navigator ? globalThis.navigator.ml : undefined;\n"
-        "export default globalThis.webnnPolyfill;\n")
+    for name, (entry, fmt, es_module) in BUNDLES.items():
+        bundle(entry, DIST / name, fmt, es_module, wheel)
     # SIMD microkernels (csrc/): dist/webnn-kernels.wasm, and the native twin for tests.
     # Without clang/wasm-ld this only warns: the polyfill then runs numpy-only.
     build_kernels.build()
@@ -95,7 +100,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     try:
         build(with_runtime=not args.no_runtime)
-    except runtime.RuntimeError_ as e:
+    except (runtime.RuntimeError_, BuildError) as e:
         print(f"build: error: {e}", file=sys.stderr)
         return 1
     return 0

@@ -8,8 +8,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "py"))
 
-import webnn_core.fast  # noqa: E402,F401  (registers the SIMD fast paths)
-from webnn_core.registry import ops  # noqa: E402
+from webnn_core.backends.cpu.fast.paths import FAST_PATHS  # noqa: E402
+from webnn_core.ops import ops  # noqa: E402
 
 
 def main() -> int:
@@ -19,7 +19,6 @@ def main() -> int:
              "`opSupportLimits()` reports and what the builder enforces). All run on the",
              "numpy reference kernels; ops with a SIMD fast path are marked.", "",
              "| op | module | operand data types |", "|---|---|---|"]
-    from webnn_core.registry import FAST_PATHS
     for name, op in sorted(ops().items()):
         module = type(op).__module__.rsplit(".", 1)[-1]
         keys = "; ".join(f"`{k}`: {', '.join(v)}" for k, v in op.limits.items())

@@ -2,8 +2,14 @@
 // MLTensor. Each method converts its arguments (WebIDL), then asks the core;
 // the core owns every state check and all op validation.
 
+import { IDL_OPS, IDL_SEQUENCE_RESULTS } from './idl_tables.js';
+import { INTERNAL, bytesOf, convert, convertRecord, converters, defineAttribute, defineInterface, defineOperation, promiseOperation, requireArgs, toBufferSource, toUSVString } from './webidl.js';
+import { ENGINE, engine, py, ref } from './engine.js';
+import { SIMD } from './simd.js';
+import { ENGINE_STATS } from './config.js';
+
 // Internal slots of every interface instance: object -> {kind, handle, ...}.
-const slots = new WeakMap();
+export const slots = new WeakMap();
 
 function brand(obj, kind, what) {
   const s = obj !== null && (typeof obj === 'object' || typeof obj === 'function') ? slots.get(obj) : undefined;
@@ -11,7 +17,7 @@ function brand(obj, kind, what) {
   return s;
 }
 
-function slotOf(value, kind, what) {
+export function slotOf(value, kind, what) {
   const s = value !== null && typeof value === 'object' ? slots.get(value) : undefined;
   if (!s || s.kind !== kind) throw new TypeError(`${what} is not an ${kind}`);
   return s;
@@ -24,7 +30,7 @@ function illegalConstructor(token) {
 converters.operand = (v, what) => ref(slotOf(v, 'MLOperand', what).handle);
 
 // Handles of objects JS no longer references are released in the core.
-const released = typeof FinalizationRegistry === 'function'
+export const released = typeof FinalizationRegistry === 'function'
   ? new FinalizationRegistry(([method, handle]) => { if (ENGINE) py(method, [ref(handle)]); })
   : { register() {} };
 
@@ -49,7 +55,7 @@ function frozenShape(shape) {
 }
 
 // ---------------------------------------------------------------------------- ML
-class ML { constructor(token) { illegalConstructor(token); slots.set(this, { kind: 'ML' }); } }
+export class ML { constructor(token) { illegalConstructor(token); slots.set(this, { kind: 'ML' }); } }
 defineInterface(ML, 'ML', 0);
 
 defineOperation(ML.prototype, 'createContext', 0, promiseOperation(function (options) {
@@ -65,15 +71,14 @@ defineOperation(ML.prototype, 'createContext', 0, promiseOperation(function (opt
     deviceType = o.deviceType;
     powerPreference = o.powerPreference;
   }
-  return engine().then((eng) => {
-    ENGINE = eng;
-    const handle = py('create_context', [deviceType, powerPreference]);
+  return engine().then(() => {
+    const handle = py('create_context', [deviceType, powerPreference, { fastPaths: SIMD.fastPaths }]);
     return newContext(handle, deviceType, gpuDevice);
   });
 }));
 
 // ----------------------------------------------------------------------- MLContext
-class MLContext { constructor(token) { illegalConstructor(token); } }
+export class MLContext { constructor(token) { illegalConstructor(token); } }
 defineInterface(MLContext, 'MLContext', 0);
 
 function newContext(handle, deviceType, gpuDevice) {
@@ -85,13 +90,32 @@ function newContext(handle, deviceType, gpuDevice) {
   return ctx;
 }
 
-let limitsJson = null;
-
+// Each context answers for its own backend: cached per context, never shared.
 defineOperation(MLContext.prototype, 'opSupportLimits', 0, function () {
   const s = brand(this, 'MLContext', 'MLContext.opSupportLimits');
-  if (limitsJson === null) limitsJson = JSON.stringify(py('op_support_limits', [ref(s.handle)]));
-  return JSON.parse(limitsJson);  // a fresh dictionary per call
+  if (s.limitsJson === undefined) s.limitsJson = JSON.stringify(py('op_support_limits', [ref(s.handle)]));
+  return JSON.parse(s.limitsJson);  // a fresh dictionary per call
 });
+
+// engineStats.kernels (below): one context's cpu kernel switches and profile.
+function kernelDebug(ctx, action, ...args) {
+  const s = slotOf(ctx, 'MLContext', `engineStats.kernels.${action}: context`);
+  return py('kernel_debug', [ref(s.handle), action, ...args]);
+}
+
+// A small handle for benchmarks and debugging (webnnPolyfill.engineStats.kernels):
+// the switches and profile of one context's cpu kernels.
+ENGINE_STATS.kernels = {
+  status: (ctx) => kernelDebug(ctx, 'status'),
+  // Graphs are compiled (fusion, packing) at build(): build after switching.
+  setFastPaths: (ctx, on) => kernelDebug(ctx, 'set_fast_paths', !!on),
+  setProfiling: (ctx, on) => kernelDebug(ctx, 'set_profiling', !!on),
+  resetProfile: (ctx) => kernelDebug(ctx, 'reset_profile'),
+  profile: (ctx) => kernelDebug(ctx, 'profile'),
+  fallbackReasons: (ctx) => kernelDebug(ctx, 'fallback_reasons'),
+  // The core's handle of a context (for Python run in the engine by benchmarks).
+  handle: (ctx) => slotOf(ctx, 'MLContext', 'engineStats.kernels.handle: context').handle,
+};
 
 defineOperation(MLContext.prototype, 'destroy', 0, function () {
   const s = brand(this, 'MLContext', 'MLContext.destroy');
@@ -236,7 +260,7 @@ defineOperation(MLContext.prototype, 'compute', 3, promiseOperation(function (..
 }));
 
 // ------------------------------------------------------------------------ MLTensor
-class MLTensor { constructor(token) { illegalConstructor(token); } }
+export class MLTensor { constructor(token) { illegalConstructor(token); } }
 defineInterface(MLTensor, 'MLTensor', 0);
 for (const attr of ['dataType', 'shape', 'readable', 'writable']) {
   defineAttribute(MLTensor.prototype, attr, function () { return brand(this, 'MLTensor', `MLTensor.${attr}`)[attr]; });
@@ -249,7 +273,7 @@ defineOperation(MLTensor.prototype, 'destroy', 0, function () {
 });
 
 // ------------------------------------------------------------------------- MLGraph
-class MLGraph { constructor(token) { illegalConstructor(token); } }
+export class MLGraph { constructor(token) { illegalConstructor(token); } }
 defineInterface(MLGraph, 'MLGraph', 0);
 defineOperation(MLGraph.prototype, 'destroy', 0, function () {
   const g = brand(this, 'MLGraph', 'MLGraph.destroy');
@@ -259,7 +283,7 @@ defineOperation(MLGraph.prototype, 'destroy', 0, function () {
 });
 
 // ----------------------------------------------------------------------- MLOperand
-class MLOperand { constructor(token) { illegalConstructor(token); } }
+export class MLOperand { constructor(token) { illegalConstructor(token); } }
 defineInterface(MLOperand, 'MLOperand', 0);
 for (const attr of ['dataType', 'shape']) {
   defineAttribute(MLOperand.prototype, attr, function () { return brand(this, 'MLOperand', `MLOperand.${attr}`)[attr]; });
@@ -272,7 +296,7 @@ function newOperand([handle, dataType, shape]) {
 }
 
 // ------------------------------------------------------------------ MLGraphBuilder
-class MLGraphBuilder {
+export class MLGraphBuilder {
   constructor(...args) {
     requireArgs(args, 1, "Failed to construct 'MLGraphBuilder'");
     const c = slotOf(args[0], 'MLContext', 'MLGraphBuilder: context');

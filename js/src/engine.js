@@ -2,27 +2,9 @@
 // script load, except in service workers, where Pyodide's scripts can only be
 // imported synchronously during the worker's first evaluation).
 
-const CONFIG = Object.assign(
-  { runtimeBase: null, replaceNative: false, debug: false, fastPaths: true, snapshot: true },
-  globalThis.WEBNN_POLYFILL_CONFIG || {});
-
-// Where this script was loaded from: the runtime files sit beside it by default.
-function scriptBase() {
-  if (CONFIG.runtimeBase) return new URL(CONFIG.runtimeBase, globalThis.location.href).href;
-  if (typeof SCRIPT_URL_OVERRIDE === 'string') return new URL('./', SCRIPT_URL_OVERRIDE).href;
-  if (typeof document !== 'undefined' && document.currentScript && document.currentScript.src) {
-    return new URL('./', document.currentScript.src).href;
-  }
-  // Workers: importScripts() gives no currentScript; the stack names this file.
-  const stack = String(new Error().stack || '');
-  const match = stack.match(/(https?:\/\/[^\s()]+?\/)[^/\s()]*webnn-polyfill[^/\s()]*\.m?js/);
-  if (match) return match[1];
-  return new URL('./', globalThis.location.href).href;
-}
-
-const RUNTIME_BASE = scriptBase();
-const IS_SERVICE_WORKER = typeof ServiceWorkerGlobalScope !== 'undefined' && globalThis instanceof ServiceWorkerGlobalScope;
-const IS_CLASSIC_WORKER = typeof WorkerGlobalScope !== 'undefined' && typeof importScripts === 'function';
+import { CORE_WHEEL, PYODIDE_VERSION } from './build_info.js';
+import { CONFIG, ENGINE_STATS, IS_CLASSIC_WORKER, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.js';
+import { simdAttach, simdBeforeEngineLoad } from './simd.js';
 
 if (IS_SERVICE_WORKER && typeof globalThis.loadPyodide !== 'function') {
   // Service workers cannot importScripts() after installation, and Pyodide
@@ -59,8 +41,6 @@ async function startEngine() {
   const quiet = CONFIG.debug ? console.log : () => {};
   await pyodide.loadPackage(['numpy', RUNTIME_BASE + CORE_WHEEL], { messageCallback: quiet, errorCallback: console.error });
   const bridge = pyodide.pyimport('webnn_core.bridge');
-  const kernels = pyodide.pyimport('webnn_core.kernels');
-  kernels.set_fast_paths(!!CONFIG.fastPaths);
   await simdAttach(pyodide);
   ENGINE_STATS.startMs = performance.now() - started;
   return { pyodide, call: bridge.call };
@@ -113,9 +93,12 @@ async function loadInterpreter() {
   return pyodide;
 }
 
-function engine() {
+export function engine() {
   if (!enginePromise) {
-    enginePromise = startEngine().catch((e) => {
+    enginePromise = startEngine().then((started) => {
+      ENGINE = started;
+      return started;
+    }, (e) => {
       enginePromise = null;  // allow a retry, e.g. after the network comes back
       throw new DOMException(`webnn-polyfill: the engine failed to start: ${e && e.message}`, 'NotSupportedError');
     });
@@ -123,8 +106,7 @@ function engine() {
   return enginePromise;
 }
 
-const ENGINE_STATS = { startMs: null, snapshot: null };
-let ENGINE = null;  // set once started; builder calls are synchronous after createContext
+export let ENGINE = null;  // set once started; builder calls are synchronous after createContext resolves
 
 function toJsError([name, message, detail]) {
   if (detail && CONFIG.debug) console.error(detail);
@@ -134,7 +116,7 @@ function toJsError([name, message, detail]) {
 
 // Call into webnn_core.bridge. `args` are JSON-able (objects with handles are
 // passed as {$o: handle}); `data` an optional Uint8Array. Throws the mapped error.
-function py(method, args, data) {
+export function py(method, args, data) {
   const result = ENGINE.call(method, JSON.stringify(args), data);
   if (typeof result === 'string') {
     const parsed = JSON.parse(result);
@@ -148,6 +130,6 @@ function py(method, args, data) {
   }
 }
 
-function ref(handle) {
+export function ref(handle) {
   return { $o: handle };
 }

@@ -4,7 +4,7 @@
 // name, T[] for sequence<T>, A|B for a union. Dictionary members: [name, type,
 // default, required?], own and inherited, sorted as WebIDL reads them. Generated once from the IDL and reviewed by hand.
 
-const IDL_ENUMS = {
+export const IDL_ENUMS = {
   MLConv2dFilterOperandLayout: ["oihw", "hwio", "ohwi", "ihwo"],
   MLConvTranspose2dFilterOperandLayout: ["iohw", "hwoi", "ohwi"],
   MLGruWeightLayout: ["zrn", "rzn"],
@@ -22,7 +22,7 @@ const IDL_ENUMS = {
   MLRoundingType: ["floor", "ceil"],
 };
 
-const IDL_DICTS = {
+export const IDL_DICTS = {
   MLArgMinMaxOptions: [["keepDimensions", "bool", false], ["label", "usv", ""], ["outputDataType", "MLOperandDataType", "int32"]],
   MLBatchNormalizationOptions: [["axis", "u32!", 1], ["bias", "operand"], ["epsilon", "f64", 1e-05], ["label", "usv", ""], ["scale", "operand"]],
   MLClampOptions: [["label", "usv", ""], ["maxValue", "number"], ["minValue", "number"]],
@@ -58,7 +58,7 @@ const IDL_DICTS = {
 };
 
 // name: [[param, type], ..., optionsDictionary]; `seq` marks a sequence<MLOperand> result.
-const IDL_OPS = {
+export const IDL_OPS = {
   argMin: [["input", "operand"], ["axis", "u32!"], "MLArgMinMaxOptions"],
   argMax: [["input", "operand"], ["axis", "u32!"], "MLArgMinMaxOptions"],
   batchNormalization: [["input", "operand"], ["mean", "operand"], ["variance", "operand"], "MLBatchNormalizationOptions"],
@@ -152,4 +152,4 @@ const IDL_OPS = {
   triangular: [["input", "operand"], "MLTriangularOptions"],
   where: [["condition", "operand"], ["trueValue", "operand"], ["falseValue", "operand"], "MLOperatorOptions"],
 };
-const IDL_SEQUENCE_RESULTS = new Set(["gru", "lstm", "lstmCell", "split"]);
+export const IDL_SEQUENCE_RESULTS = new Set(["gru", "lstm", "lstmCell", "split"]);

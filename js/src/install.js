@@ -1,6 +1,13 @@
 // Installation: interface objects on the global and `navigator.ml`, in
 // windows and in dedicated, shared and service workers ([SecureContext]).
 
+import { POLYFILL_VERSION } from './build_info.js';
+import { INTERNAL, defineAttribute } from './webidl.js';
+import { CONFIG, ENGINE_STATS, RUNTIME_BASE } from './config.js';
+import { ENGINE, engine } from './engine.js';
+import { ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLTensor } from './api.js';
+import { exportNNEF, loadNNEF } from './nnef.js';
+
 const INTERFACES = { ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLTensor };
 
 function navigatorPrototype() {

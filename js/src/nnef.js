@@ -15,6 +15,10 @@
 // (semantics, tensor files) and NotSupportedError (operations WebNN cannot express),
 // each message starting with file:line:column.
 
+import { INTERNAL } from './webidl.js';
+import { py, ref } from './engine.js';
+import { MLGraph, released, slotOf, slots } from './api.js';
+
 const NNEF_ARCHIVE = /\.(tgz|tar\.gz|tar)$/i;
 
 async function nnefBytes(value) {
@@ -65,7 +69,7 @@ async function nnefCollect(source) {
   throw new TypeError('loadNNEF: source must be a URL, an archive, a FileList or a {path: data} object');
 }
 
-async function loadNNEF(context, source, options) {
+export async function loadNNEF(context, source, options) {
   const c = slotOf(context, 'MLContext', 'loadNNEF: context');
   if (c.destroyed) throw new DOMException('loadNNEF: the context is destroyed', 'InvalidStateError');
   const opts = {};
@@ -90,7 +94,7 @@ async function loadNNEF(context, source, options) {
   return { graph, name: r.name, inputs: r.inputs, outputs: r.outputs, state: r.state };
 }
 
-async function exportNNEF(graph, options) {
+export async function exportNNEF(graph, options) {
   const g = slotOf(graph, 'MLGraph', 'exportNNEF: graph');
   if (g.destroyed) throw new DOMException('exportNNEF: the graph is destroyed', 'InvalidStateError');
   const name = options && options.name !== undefined ? String(options.name) : 'G';

@@ -16,7 +16,11 @@
 // leaves the engine on its numpy kernels, with the reason in
 // webnnPolyfill.engineStats.simd.
 
-const SIMD = { memory: null, restore: null };
+import { CONFIG, ENGINE_STATS, RUNTIME_BASE } from './config.js';
+
+// fastPaths: the setting every new context's cpu backend starts with (each
+// context owns its switch; engineStats.kernels.setFastPaths(ctx, on) flips one).
+export const SIMD = { memory: null, restore: null, fastPaths: true };
 
 // A minimal module using v128 (i32.const 0; i8x16.splat; i8x16.popcnt).
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0,
@@ -37,7 +41,7 @@ function simdSetting() {
 
 // Called just before loadPyodide(): wrap WebAssembly.instantiate(Streaming)
 // to see Pyodide's memory go by (restored in simdAttach).
-function simdBeforeEngineLoad() {
+export function simdBeforeEngineLoad() {
   const WA = globalThis.WebAssembly;
   if (!WA || SIMD.memory || SIMD.restore) return;
   const orig = { instantiate: WA.instantiate, instantiateStreaming: WA.instantiateStreaming };
@@ -113,12 +117,11 @@ async function loadKernelModule(memory, allowRelaxed) {
 }
 
 // Called once numpy and webnn_core are loaded.
-async function simdAttach(pyodide) {
+export async function simdAttach(pyodide) {
   if (SIMD.restore) SIMD.restore();
-  const kernels = pyodide.pyimport('webnn_core.kernels');
-  const fast = pyodide.pyimport('webnn_core.fast');
+  const fast = pyodide.pyimport('webnn_core.backends.cpu.fast');
   const setting = simdSetting();
-  kernels.set_fast_paths(setting !== false);
+  SIMD.fastPaths = setting !== false;
   let status;
   try {
     if (!SIMD.memory) throw new Error("Pyodide's WebAssembly.Memory was not captured");
@@ -128,18 +131,8 @@ async function simdAttach(pyodide) {
     fast.unavailable(`wasm kernels unavailable: ${e && e.message ? e.message : e}`);
     status = pyToJs(fast.status());
   }
-  status.enabled = !!kernels.fast_paths_enabled();
+  status.enabled = SIMD.fastPaths;
   ENGINE_STATS.simd = status;
-  // A small handle for benchmarks and debugging (webnnPolyfill.engineStats.kernels).
-  ENGINE_STATS.kernels = {
-    status: () => Object.assign(pyToJs(fast.status()), { enabled: !!kernels.fast_paths_enabled() }),
-    // Graphs are compiled (fusion, packing) at build(): build after switching.
-    setFastPaths: (on) => kernels.set_fast_paths(!!on),
-    setProfiling: (on) => kernels.set_profiling(!!on),
-    resetProfile: () => kernels.reset_profile(),
-    profile: () => pyToJs(kernels.profile()),
-    fallbackReasons: () => pyToJs(kernels.fallback_reasons.copy()),
-  };
   if (CONFIG.debug) {
     if (status.backend) {
       console.log(`webnn-polyfill: SIMD kernels active (${status.detail}); fast paths ${status.enabled ? 'on' : 'off'}`);

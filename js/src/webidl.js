@@ -3,6 +3,8 @@
 // (non-constructible interface objects, enumerable operations with the right
 // length, brand checks, "get x" accessors, Symbol.toStringTag).
 
+import { IDL_DICTS, IDL_ENUMS } from './idl_tables.js';
+
 const MAX_U32 = 4294967295;
 
 function typeError(message) {
@@ -36,7 +38,7 @@ function toStringValue(value, what) {
   return String(value);
 }
 
-function toUSVString(value, what) {
+export function toUSVString(value, what) {
   const s = toStringValue(value, what);
   return typeof s.toWellFormed === 'function' ? s.toWellFormed() : s;
 }
@@ -74,7 +76,7 @@ function encodeDouble(x) {
 
 // The converter registry: type code -> (value, what) -> converted value.
 // `operand` is installed by the API module (it needs the MLOperand brand).
-const converters = {
+export const converters = {
   'u32!': (v, what) => enforceRange(v, 0, MAX_U32, what),
   'u32': unsignedLong,
   'i32!': (v, what) => enforceRange(v, -2147483648, 2147483647, what),
@@ -95,7 +97,7 @@ const converters = {
   'number': toMLNumber,
 };
 
-function convert(type, value, what) {
+export function convert(type, value, what) {
   if (type.includes('|')) return convertUnion(type, value, what);
   if (type.endsWith('[]')) {
     const item = type.slice(0, -2);
@@ -137,7 +139,7 @@ function convertDictionary(name, value, what) {
   return out;
 }
 
-function convertRecord(value, what, convertValue) {
+export function convertRecord(value, what, convertValue) {
   if (!isObjectLike(value)) throw typeError(`${what}: expected an object (record)`);
   const out = {};
   for (const key of Reflect.ownKeys(value)) {
@@ -150,7 +152,7 @@ function convertRecord(value, what, convertValue) {
 }
 
 // AllowSharedBufferSource: an ArrayBuffer, a SharedArrayBuffer, or a view on either.
-function toBufferSource(value, what) {
+export function toBufferSource(value, what) {
   if (ArrayBuffer.isView(value)) return value;
   if (value instanceof ArrayBuffer) return value;
   if (typeof SharedArrayBuffer !== 'undefined' && value instanceof SharedArrayBuffer) return value;
@@ -158,14 +160,14 @@ function toBufferSource(value, what) {
 }
 
 // The bytes of a buffer source as a Uint8Array (a detached one has length 0).
-function bytesOf(source) {
+export function bytesOf(source) {
   const buffer = ArrayBuffer.isView(source) ? source.buffer : source;
   if (buffer.detached === true) return new Uint8Array(0);
   if (ArrayBuffer.isView(source)) return new Uint8Array(buffer, source.byteOffset, source.byteLength);
   return new Uint8Array(source);
 }
 
-function requireArgs(args, count, what) {
+export function requireArgs(args, count, what) {
   if (args.length < count) {
     throw typeError(`${what}: ${count} argument${count === 1 ? '' : 's'} required, but only ${args.length} present`);
   }
@@ -174,11 +176,11 @@ function requireArgs(args, count, what) {
 // ---------------------------------------------------------------------------
 // Interfaces.
 
-const INTERNAL = Symbol('webnn-polyfill internal');
+export const INTERNAL = Symbol('webnn-polyfill internal');
 
 // Make `cls` look like a WebIDL interface object: non-enumerable own property of
 // the global, right name and length, Symbol.toStringTag on the prototype.
-function defineInterface(cls, name, length) {
+export function defineInterface(cls, name, length) {
   Object.defineProperty(cls, 'name', { value: name, configurable: true });
   Object.defineProperty(cls, 'length', { value: length, configurable: true });
   Object.defineProperty(cls.prototype, Symbol.toStringTag, { value: name, configurable: true });
@@ -187,14 +189,14 @@ function defineInterface(cls, name, length) {
 
 // Regular operations: enumerable, writable, configurable own properties of the
 // prototype, with the given name and length.
-function defineOperation(proto, name, length, fn) {
+export function defineOperation(proto, name, length, fn) {
   Object.defineProperty(fn, 'name', { value: name, configurable: true });
   Object.defineProperty(fn, 'length', { value: length, configurable: true });
   Object.defineProperty(proto, name, { value: fn, writable: true, enumerable: true, configurable: true });
 }
 
 // Promise-returning operations reject instead of throwing (WebIDL).
-function promiseOperation(fn) {
+export function promiseOperation(fn) {
   return function (...args) {
     try {
       return Promise.resolve(fn.apply(this, args));
@@ -204,7 +206,7 @@ function promiseOperation(fn) {
   };
 }
 
-function defineAttribute(proto, name, getter) {
+export function defineAttribute(proto, name, getter) {
   Object.defineProperty(getter, 'name', { value: `get ${name}`, configurable: true });
   Object.defineProperty(proto, name, { get: getter, enumerable: true, configurable: true });
 }

@@ -19,7 +19,7 @@ import traceback
 
 from .builder import GraphBuilder
 from .context import Context
-from .errors import OperationError, WebNNError
+from .errors import OperationError, WebNNError, WebNNTypeError
 from .graph import Graph, Operand
 
 _objects: dict = {}
@@ -55,8 +55,9 @@ def _bytes_of(data):
 
 
 # -- methods ------------------------------------------------------------------
-def create_context(device_type, power_preference):
-    return _register(Context(device_type, power_preference))
+def create_context(device_type, power_preference, options=None):
+    """`options`: the context's backend options (backends.create_backend), e.g. {"fastPaths": false}."""
+    return _register(Context(device_type, power_preference, options))
 
 
 def op_support_limits(context):
@@ -119,6 +120,26 @@ def dispatch(context, graph, inputs, outputs):
     context.dispatch(graph, inputs, outputs)
 
 
+_KERNEL_DEBUG = {
+    "status": lambda b: b.status(),
+    "set_fast_paths": lambda b, on: b.set_fast_paths(on),
+    "set_profiling": lambda b, on: b.set_profiling(on),
+    "reset_profile": lambda b: b.reset_profile(),
+    "profile": lambda b: b.profile(),
+    "fallback_reasons": lambda b: {k: str(v) for k, v in b.fallback_reasons.items()},
+}
+
+
+def kernel_debug(context, action, *args):
+    """engineStats.kernels (debugging, benchmarks): the context's cpu kernels'
+    switches and profile. A webgpu context answers for its cpu fallback."""
+    backend = context.backend
+    backend = getattr(backend, "fallback", backend)
+    if action not in _KERNEL_DEBUG or not hasattr(backend, "profile"):
+        raise WebNNTypeError(f"kernel_debug: {action!r} is not available for the {context.backend.name} backend")
+    return _KERNEL_DEBUG[action](backend, *args)
+
+
 def release(*handles):
     for h in handles:
         _objects.pop(h, None)
@@ -134,7 +155,7 @@ def release_builder(builder):
 METHODS = {f.__name__: f for f in (
     create_context, op_support_limits, destroy_context, new_builder, builder_input, builder_constant,
     builder_constant_scalar, builder_op, builder_build, destroy_graph, create_tensor, write_tensor,
-    read_tensor, destroy_tensor, dispatch, release, release_builder)}
+    read_tensor, destroy_tensor, dispatch, kernel_debug, release, release_builder)}
 _TAKES_DATA = {"builder_constant", "write_tensor"}
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from . import dtypes
 from .errors import Invalid, InvalidStateError, WebNNTypeError
 from .graph import Graph, Node, Operand
-from .registry import ops
+from .ops import ops
 
 MAX_RANK = 8
 MAX_DIMENSION = 2**32 - 1
@@ -108,6 +108,8 @@ class GraphBuilder:
             args = args + tuple(op.param_defaults[p] for p in op.params[len(args):] if p in op.param_defaults)
         if len(args) != len(op.params):
             raise WebNNTypeError(f"{name}: expected {len(op.params)} arguments, got {len(args)}")
+        if not self.context.backend.supports(op):
+            raise _labelled(label, name, "the operation is not supported by this context's backend")
         try:
             for key, value in zip(op.params, args):
                 self._check_operand_argument(op, key, value, label)
@@ -163,6 +165,7 @@ class GraphBuilder:
             if operand.kind in ("input", "constant"):
                 raise WebNNTypeError(f"build: output '{name}' is a graph {operand.kind}; outputs must be computed by an operation")
         graph = Graph(self.context, dict(outputs))
+        graph.plan = self.context.backend.plan(graph)
         self.built = True
         return graph
 

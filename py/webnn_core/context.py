@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
+from .backends import create_backend
 from .builder import MAX_TENSOR_BYTE_LENGTH, GraphBuilder, check_descriptor
 from .errors import Invalid, InvalidStateError, NotSupportedError, WebNNTypeError
-from .registry import ops
+from .ops import ops
 
 DEVICE_TYPES = ("cpu", "gpu", "npu")
 POWER_PREFERENCES = ("default", "high-performance", "low-power")
@@ -26,13 +27,16 @@ class Tensor:
         self.readable = bool(readable)
         self.writable = bool(writable)
         self.destroyed = False
-        self.data = dtypes.zeros(dtype, shape)  # zero-initialised, as the tests expect
+        # The backend's storage (numpy for cpu), zero-initialised as the tests expect.
+        self.data = context.backend.allocate(dtype, self.shape)
 
     @property
     def descriptor(self):
         return {"dataType": self.dtype, "shape": list(self.shape)}
 
     def destroy(self):
+        if not self.destroyed:
+            self.context.backend.free(self.data)
         self.destroyed = True
         self.data = None
 
@@ -41,15 +45,22 @@ class Context:
     # Every data type the engine stores, also the 4-bit ones WPT uses.
     io_types = {"input": dtypes.ALL_TYPES, "constant": dtypes.ALL_TYPES, "output": dtypes.ALL_TYPES}
 
-    def __init__(self, device_type: str = "cpu", power_preference: str = "default"):
+    def __init__(self, device_type: str = "cpu", power_preference: str = "default", options: dict | None = None,
+                 gpu_device=None):
+        """`options`: backend options (`backends.create_backend`), e.g.
+        {"fastPaths": False} or {"backend": "webgpu"}; `gpu_device`: the
+        GPUDevice createContext() was given, for the webgpu backend."""
         if device_type not in DEVICE_TYPES:
             raise NotSupportedError(f"createContext: unsupported deviceType {device_type!r}")
         if power_preference not in POWER_PREFERENCES:
             raise NotSupportedError(f"createContext: unsupported powerPreference {power_preference!r}")
-        # gpu and npu contexts run the same CPU kernels until a WebGPU backend exists.
         self.device_type = device_type
         self.power_preference = power_preference
         self.destroyed = False
+        try:
+            self.backend = create_backend(device_type, options, gpu_device)
+        except ValueError as e:
+            raise NotSupportedError(f"createContext: {e}") from None
 
     def _check_alive(self, what):
         if self.destroyed:
@@ -57,14 +68,16 @@ class Context:
 
     # -- capabilities ---------------------------------------------------------
     def op_support_limits(self) -> dict:
-        limits = {
-            "preferredInputLayout": "nchw",
+        """What the op registry allows, narrowed to what this context's backend runs."""
+        registry = ops()
+        per_op = self.backend.op_support_limits({name: op.support_limits() for name, op in registry.items()},
+                                                registry)
+        return {
+            "preferredInputLayout": self.backend.preferred_input_layout,
             "maxTensorByteLength": MAX_TENSOR_BYTE_LENGTH,
             **{k: {"dataTypes": list(v)} for k, v in self.io_types.items()},
+            **per_op,
         }
-        for name, op in ops().items():
-            limits[name] = op.support_limits()
-        return limits
 
     def graph_builder(self) -> GraphBuilder:
         return GraphBuilder(self)
@@ -92,22 +105,23 @@ class Context:
         if isinstance(data, np.ndarray) and data.dtype != np.uint8:
             if data.size != dtypes.element_count(tensor.shape):
                 raise WebNNTypeError("writeTensor: the array's element count does not match the tensor")
-            tensor.data = np.array(data, dtype=dtypes.numpy_dtype(tensor.dtype)).reshape(tensor.shape)
+            array = np.array(data, dtype=dtypes.numpy_dtype(tensor.dtype)).reshape(tensor.shape)
+            tensor.data = self.backend.write(tensor.data, array)
             return
         view = memoryview(data).cast("B")
         expected = dtypes.byte_length(tensor.dtype, tensor.shape)
         if view.nbytes != expected:
             raise WebNNTypeError(f"writeTensor: the source has {view.nbytes} bytes, the tensor has {expected}")
-        tensor.data = dtypes.from_bytes(tensor.dtype, tensor.shape, view)
+        tensor.data = self.backend.write(tensor.data, dtypes.from_bytes(tensor.dtype, tensor.shape, view))
 
     def read_tensor(self, tensor: Tensor) -> bytes:
         """The tensor's contents as raw bytes, as of now."""
         self._check_tensor(tensor, "readTensor")
-        return dtypes.to_bytes(tensor.dtype, tensor.data)
+        return dtypes.to_bytes(tensor.dtype, self.backend.read(tensor.data))
 
     def read_array(self, tensor: Tensor) -> np.ndarray:
         self._check_tensor(tensor, "readTensor")
-        return tensor.data.copy()
+        return np.array(self.backend.read(tensor.data), copy=True)
 
     # -- execution --------------------------------------------------------------
     def dispatch(self, graph, inputs: dict, outputs: dict) -> None:
@@ -123,11 +137,10 @@ class Context:
             raise WebNNTypeError("dispatch: the same tensor is bound to two outputs")
         if {id(t) for t in out_tensors} & {id(t) for t in inputs.values()}:
             raise WebNNTypeError("dispatch: a tensor is bound both as an input and as an output")
-        results = graph.execute({name: t.data for name, t in inputs.items()})
+        results = self.backend.dispatch(graph.plan, {name: t.data for name, t in inputs.items()},
+                                        {name: t.data for name, t in outputs.items()})
         for name, tensor in outputs.items():
-            # A fresh array per dispatch: outputs never alias inputs, constants or
-            # arrays that an earlier read snapshot may still hold.
-            tensor.data = np.array(results[name], copy=True)
+            tensor.data = results[name]
 
     def _check_bindings(self, what, operands: dict, tensors: dict):
         if set(tensors) != set(operands):
@@ -167,7 +180,7 @@ class Context:
                     raise WebNNTypeError(f"compute: input '{name}' has the wrong byte length")
                 value = dtypes.from_bytes(operand.dtype, operand.shape, view)
             feeds[name] = value
-        results = graph.execute(feeds)
+        results = self.backend.execute(graph.plan, feeds)
         return {name: np.array(v, copy=True) for name, v in results.items()}
 
     def destroy(self):

@@ -1,9 +1,10 @@
-"""Graph IR: operands and nodes as the builder records them, and the compiled
-graph that `build()` produces and `dispatch()` executes."""
+"""Graph IR: operands and nodes as the builder records them, and the built
+graph (`build()`): the reachable nodes in topological order, its inputs,
+constants and outputs. Planning and running it is a backend's job
+(`webnn_core.backends`); the graph holds the plan its context's backend made
+(`plan`), opaque to everything else."""
 from __future__ import annotations
 
-
-from . import kernels
 from .errors import WebNNTypeError
 
 
@@ -62,17 +63,17 @@ def reachable_nodes(outputs):
 
 
 class Graph:
-    """A compiled graph: topologically ordered nodes over slot indices."""
+    """A built graph: topologically ordered nodes, its inputs, constants and outputs."""
 
     def __init__(self, context, named_outputs: dict):
         self.context = context
         self.destroyed = False
         outputs = list(named_outputs.values())
-        nodes = reachable_nodes(outputs)
+        self.nodes = reachable_nodes(outputs)
         # Graph inputs and constants are only those reachable from the outputs.
         self.inputs: dict[str, Operand] = {}
         self.constants: dict = {}
-        for node in nodes:
+        for node in self.nodes:
             for inp in node.inputs:
                 if inp is None:
                     continue
@@ -83,22 +84,7 @@ class Graph:
                 elif inp.kind == "constant":
                     self.constants[inp.id] = inp.value
         self.outputs: dict[str, Operand] = dict(named_outputs)
-        # Fast-path compilation (fusion, weight packing, buffer plan); a no-op without fast paths.
-        from .compile import compile_nodes
-
-        nodes = compile_nodes(nodes, outputs, self.constants)
-        self.nodes = nodes
-        # Free each intermediate after its last reader so peak memory stays low.
-        last_use: dict[int, int] = {}
-        for i, node in enumerate(nodes):
-            for inp in node.inputs:
-                if inp is not None:
-                    last_use[inp.id] = i
-        keep = {o.id for o in outputs}
-        self._release_after = [[] for _ in nodes]
-        for oid, i in last_use.items():
-            if oid not in keep and oid not in self.constants:
-                self._release_after[i].append(oid)
+        self.plan = None  # the context's backend's plan, set by build()
 
     @property
     def input_descriptors(self):
@@ -107,19 +93,3 @@ class Graph:
     @property
     def output_descriptors(self):
         return {n: o.descriptor for n, o in self.outputs.items()}
-
-    def execute(self, feeds: dict) -> dict:
-        """Run the graph. `feeds` maps input names to arrays of the right
-        dtype and shape; returns output name -> array (fresh or shared)."""
-        env = dict(self.constants)
-        for name, operand in self.inputs.items():
-            env[operand.id] = feeds[name]
-        for i, node in enumerate(self.nodes):
-            args = [None if o is None else env[o.id] for o in node.inputs]
-            results = kernels.run(node, args)
-            for operand, value in zip(node.outputs, results):
-                env[operand.id] = value
-            for oid in self._release_after[i]:
-                env.pop(oid, None)
-        return {name: env[o.id] for name, o in self.outputs.items()}
-

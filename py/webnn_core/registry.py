@@ -12,19 +12,19 @@ and implements
     `Invalid("...")` and returns an `Inferred`;
   * `compute(attrs, *arrays)` - the numpy reference kernel.
 
-A fast path (e.g. a SIMD microkernel) is registered separately with
-`register_fast_path`; it may decline a call by returning None, and the numpy
-kernel stays the reference.
+The table of every op is `webnn_core.ops.ops()` (importing that package
+registers them); this module imports nothing of the ops, so the dependencies
+run one way (ops -> registry). Fast paths (SIMD microkernels) belong to a
+backend (`webnn_core.backends.cpu`), never to the op.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .errors import Invalid
 
 OPS: dict[str, "Op"] = {}
-FAST_PATHS: dict[str, Callable] = {}
 
 
 @dataclass
@@ -65,17 +65,7 @@ def register(cls):
     return cls
 
 
-def register_fast_path(op_name: str, fn: Callable) -> None:
-    FAST_PATHS[op_name] = fn
-
-
 def check(condition: bool, message: str) -> None:
     """Op validation helper: raise Invalid(message) unless condition holds."""
     if not condition:
         raise Invalid(message)
-
-
-def ops() -> dict:
-    from . import ops as _  # noqa: F401  (importing the package registers every op)
-
-    return OPS

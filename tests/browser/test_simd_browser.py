@@ -52,12 +52,13 @@ def test_query_switches_fast_paths_off(page, server):
         const x = b.input('x', { dataType: 'float32', shape: [1, 8, 8, 4] });
         const w = b.constant({ dataType: 'float32', shape: [4, 3, 3, 4] }, new Float32Array(144).fill(0.5));
         const g = await b.build({ y: b.relu(b.conv2d(x, w, { inputLayout: 'nhwc', filterLayout: 'ohwi' })) });
-        k.resetProfile(); k.setProfiling(true);
+        k.resetProfile(ctx); k.setProfiling(ctx, true);
         const r = await ctx.compute(g, { x: new Float32Array(256).fill(1) }, { y: new Float32Array(144) });
-        k.setProfiling(false);
-        return { y0: r.outputs.y[0], profile: k.profile() };
+        k.setProfiling(ctx, false);
+        return { y0: r.outputs.y[0], profile: k.profile(ctx), status: k.status(ctx) };
     })()""")
     assert r["y0"] == 18.0
+    assert r["status"]["enabled"] is False  # the context was created with the page's setting
     assert set(r["profile"]) == {"conv2d", "relu"}  # not compiled: no fusion
     assert all(v["fast_calls"] == 0 for v in r["profile"].values())
 
@@ -71,3 +72,35 @@ def test_missing_module_falls_back_to_numpy_with_a_reason(page, server):
     assert "webnn-kernels.wasm: HTTP 404" in status["reason"], status
     for r in out["results"]:
         assert r["fastCalls"] == 0 and r["maxUlp"] == 0, r
+
+
+def test_two_contexts_in_one_page_keep_their_own_fast_path_switch(page, server):
+    """Each MLContext owns its backend: turning one context's fast paths off
+    (before building) leaves the other's on, and their profiles stay apart."""
+    load(page, server)
+    r = page.evaluate("""(async () => {
+        const fast = await navigator.ml.createContext();
+        const ref = await navigator.ml.createContext();
+        const k = webnnPolyfill.engineStats.kernels;
+        k.setFastPaths(ref, false);
+        const run = async (ctx) => {
+            const b = new MLGraphBuilder(ctx);
+            const x = b.input('x', { dataType: 'float32', shape: [1, 8, 8, 4] });
+            const w = b.constant({ dataType: 'float32', shape: [4, 3, 3, 4] }, new Float32Array(144).fill(0.5));
+            const g = await b.build({ y: b.relu(b.conv2d(x, w, { inputLayout: 'nhwc', filterLayout: 'ohwi' })) });
+            k.resetProfile(ctx); k.setProfiling(ctx, true);
+            const out = await ctx.compute(g, { x: new Float32Array(256).fill(1) }, { y: new Float32Array(144) });
+            k.setProfiling(ctx, false);
+            return out.outputs.y[0];
+        };
+        const yFast = await run(fast);
+        const yRef = await run(ref);
+        return { yFast, yRef, fast: k.profile(fast), ref: k.profile(ref),
+                 fastOn: k.status(fast).enabled, refOn: k.status(ref).enabled,
+                 limitsEqual: JSON.stringify(fast.opSupportLimits()) === JSON.stringify(ref.opSupportLimits()) };
+    })()""")
+    assert r["yFast"] == r["yRef"] == 18.0
+    assert r["fastOn"] is True and r["refOn"] is False
+    assert r["fast"]["conv2d+relu"]["fast_calls"] == 1  # compiled and run on the SIMD kernels
+    assert set(r["ref"]) == {"conv2d", "relu"} and all(v["fast_calls"] == 0 for v in r["ref"].values())
+    assert r["limitsEqual"]

@@ -1,6 +1,6 @@
 """Fixtures for the microkernel tests: the kernels of csrc/ as a native library
 (ctypes) and as the shipped wasm module (run by Node), attached in turn as
-webnn_core.fast's backend."""
+webnn_core.backends.cpu.fast's library."""
 import shutil
 import sys
 from pathlib import Path
@@ -61,7 +61,7 @@ def wasm_relaxed_node_backend():
 @pytest.fixture(params=["native", "wasm", "wasm-relaxed"])
 def backend(request, native_lib):
     """Attach one build of the kernels for the test; restore 'none' afterwards."""
-    from webnn_core import fast, kernels
+    from webnn_core.backends.cpu import fast
 
     if request.param == "native":
         status = fast.attach_native(native_lib)
@@ -70,19 +70,14 @@ def backend(request, native_lib):
         fast.attach(request.getfixturevalue("wasm_node_backend"))
     else:
         fast.attach(request.getfixturevalue("wasm_relaxed_node_backend"))
-    kernels.set_fast_paths(True)
-    kernels.fallback_reasons.clear()
-    yield fast.backend()
-    kernels.set_fast_paths(True)
-    kernels.set_profiling(False)
+    yield fast.library()
     fast.detach("test finished")
 
 
 @pytest.fixture
 def native(native_lib):
-    from webnn_core import fast, kernels
+    from webnn_core.backends.cpu import fast
 
     fast.attach_native(native_lib)
-    kernels.set_fast_paths(True)
-    yield fast.backend()
+    yield fast.library()
     fast.detach("test finished")

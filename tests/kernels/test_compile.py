@@ -1,12 +1,13 @@
-"""webnn_core.compile: fusion, weight packing and buffer planning keep the
+"""The cpu backend's compile pass: fusion, weight packing and buffer planning keep the
 graph's results those of the numpy kernels (built with fast paths off)."""
 import math
 
 import numpy as np
 import pytest
 
-from webnn_core import Context, fast, kernels
-from webnn_core.fast.pack import PackedConv
+from webnn_core import Context
+from webnn_core.backends.cpu import fast
+from webnn_core.backends.cpu.fast.pack import PackedConv
 
 RNG = np.random.default_rng(7)
 
@@ -20,24 +21,16 @@ def build(fn, fast_paths=True):
     The random data is reseeded per build, so a reference build sees the same data."""
     global RNG
     RNG = np.random.default_rng(7)
-    kernels.set_fast_paths(fast_paths)
-    try:
-        ctx = Context("cpu")
-        b = ctx.graph_builder()
-        feeds, outs = fn(b)
-        return ctx, b.build(outs), feeds
-    finally:
-        kernels.set_fast_paths(True)
+    ctx = Context("cpu", options={"fastPaths": fast_paths})
+    b = ctx.graph_builder()
+    feeds, outs = fn(b)
+    return ctx, b.build(outs), feeds
 
 
 def reference(fn):
-    """Outputs of the same graph built and run with fast paths off."""
+    """Outputs of the same graph built and run with fast paths off (a context of its own)."""
     ctx, graph, feeds = build(fn, fast_paths=False)
-    kernels.set_fast_paths(False)
-    try:
-        return ctx.compute(graph, feeds)
-    finally:
-        kernels.set_fast_paths(True)
+    return ctx.compute(graph, feeds)
 
 
 def const(b, a):
@@ -50,7 +43,7 @@ def conv(b, x, o, k, c, pad=0, **opts):
 
 
 def op_names(graph):
-    return [n.op.name for n in graph.nodes]
+    return [n.op.name for n in graph.plan.nodes]
 
 
 def assert_matches_reference(fn, ulp=None):
@@ -78,8 +71,8 @@ def test_conv_relu_and_clamp_fuse(backend):
 
     graph, _ = assert_matches_reference(fn)
     assert op_names(graph) == ["conv2d+relu", "conv2d+clamp", "conv2d+clamp"]
-    assert all(isinstance(n.attrs["_prep"], PackedConv) for n in graph.nodes)
-    assert graph.nodes[2].attrs["_lo"] == -0.5 and graph.nodes[2].attrs["_hi"] == math.inf
+    assert all(isinstance(n.attrs["_prep"], PackedConv) for n in graph.plan.nodes)
+    assert graph.plan.nodes[2].attrs["_lo"] == -0.5 and graph.plan.nodes[2].attrs["_hi"] == math.inf
 
 
 def test_no_fusion_when_the_conv_output_is_read_elsewhere(backend):
@@ -112,18 +105,17 @@ def test_fire_module_concat_in_place(backend):
         return {"x": rand(1, 9, 9, 16)}, {"y": b.averagePool2d(y, layout="nhwc")}
 
     graph, _ = assert_matches_reference(fn)
-    concats = [n for n in graph.nodes if n.op.name == "concat"]
+    concats = [n for n in graph.plan.nodes if n.op.name == "concat"]
     assert len(concats) == 2 and all("_inplace" in n.attrs for n in concats)
     buf, views = concats[0].attrs["_inplace"]
-    producers = [n for n in graph.nodes if n.outputs[0] in concats[0].inputs]
+    producers = [n for n in graph.plan.nodes if n.outputs[0] in concats[0].inputs]
     for p, v in zip(producers, views):
         assert np.shares_memory(p.attrs["_out"], buf) and p.attrs["_out"].shape == v.shape
-    kernels.reset_profile()
-    kernels.set_profiling(True)
     ctx, graph, feeds = build(fn)
+    ctx.backend.set_profiling(True)
     ctx.compute(graph, feeds)
-    kernels.set_profiling(False)
-    prof = kernels.profile()
+    ctx.backend.set_profiling(False)
+    prof = ctx.backend.profile()
     assert prof["concat"]["fast_calls"] == 2 and prof["conv2d+relu"]["fast_calls"] == 6
 
 
@@ -136,14 +128,15 @@ def test_buffers_are_shared_and_runs_do_not_leak(backend):
         return {"x": rand(1, 10, 10, 8)}, {"y": y}
 
     ctx, graph, feeds = build(fn)
-    outs = [n.attrs.get("_out") for n in graph.nodes]
+    outs = [n.attrs.get("_out") for n in graph.plan.nodes]
     planned = [o for o in outs if o is not None]
     assert len(planned) == 5  # the last conv feeds the graph output: never pooled
     assert len({o.__array_interface__["data"][0] for o in planned}) == 2  # ping-pong
     x1, x2 = feeds["x"], rand(1, 10, 10, 8)
-    r1 = graph.execute({"x": x1})["y"].copy()
-    r2 = graph.execute({"x": x2})["y"].copy()
-    r1_again = graph.execute({"x": x1})["y"]
+    run = ctx.backend.execute
+    r1 = run(graph.plan, {"x": x1})["y"].copy()
+    r2 = run(graph.plan, {"x": x2})["y"].copy()
+    r1_again = run(graph.plan, {"x": x1})["y"]
     np.testing.assert_array_equal(r1, r1_again)
     assert not np.array_equal(r1, r2)
 
@@ -156,9 +149,9 @@ def test_graph_outputs_are_never_pooled_buffers(backend):
         return {"x": rand(1, 6, 6, 4)}, {"r": b.reshape(c1, [6 * 6 * 8]), "y": c2}
 
     ctx, graph, feeds = build(fn)
-    first = graph.execute(feeds)
+    first = ctx.backend.execute(graph.plan, feeds)
     kept = {k: v.copy() for k, v in first.items()}
-    graph.execute({"x": rand(1, 6, 6, 4)})
+    ctx.backend.execute(graph.plan, {"x": rand(1, 6, 6, 4)})
     for k in kept:
         np.testing.assert_array_equal(first[k], kept[k])
 
@@ -169,13 +162,10 @@ def test_switching_fast_paths_off_after_build_uses_the_numpy_kernels(backend):
         return {"x": rand(1, 9, 9, 16)}, {"y": fire(b, x, 16, 8, 12)}
 
     ctx, graph, feeds = build(fn)
-    kernels.set_fast_paths(False)
-    kernels.reset_profile()
-    kernels.set_profiling(True)
+    ctx.backend.set_fast_paths(False)
+    ctx.backend.set_profiling(True)
     got = ctx.compute(graph, feeds)["y"]
-    kernels.set_profiling(False)
-    kernels.set_fast_paths(True)
-    assert all(r["fast_calls"] == 0 for r in kernels.profile().values())
+    assert all(r["fast_calls"] == 0 for r in ctx.backend.profile().values())
     np.testing.assert_array_equal(got, reference(fn)["y"])
 
 
@@ -187,7 +177,7 @@ def test_constant_matmul_and_gemm_are_prepacked(backend):
         return {"a": rand(40, 30)}, {"y": g}
 
     graph, _ = assert_matches_reference(fn)
-    assert all("_prep" in n.attrs for n in graph.nodes)
+    assert all("_prep" in n.attrs for n in graph.plan.nodes)
 
 
 def test_matmul_batched_broadcast(backend):
@@ -209,10 +199,10 @@ def test_float16_graph_is_not_compiled(backend):
     ctx, graph, feeds = build(fn)
     assert op_names(graph) == ["conv2d", "relu"]
     np.testing.assert_array_equal(ctx.compute(graph, feeds)["y"], reference(fn)["y"])
-    assert "float32 only" in kernels.fallback_reasons["conv2d"]
+    assert "float32 only" in ctx.backend.fallback_reasons["conv2d"]
 
 
-def test_without_backend_nothing_is_compiled():
+def test_without_a_kernel_library_nothing_is_compiled():
     fast.detach("no backend in this test")
 
     def fn(b):
@@ -222,7 +212,7 @@ def test_without_backend_nothing_is_compiled():
     ctx, graph, feeds = build(fn)
     assert op_names(graph) == ["conv2d", "relu"]
     ctx.compute(graph, feeds)
-    assert kernels.fallback_reasons["conv2d"] == "no backend in this test"
+    assert ctx.backend.fallback_reasons["conv2d"] == "no backend in this test"
 
 
 def test_profile_table(backend):
@@ -231,11 +221,9 @@ def test_profile_table(backend):
         return {"x": rand(1, 9, 9, 16)}, {"y": fire(b, x, 16, 8, 12)}
 
     ctx, graph, feeds = build(fn)
-    kernels.reset_profile()
-    kernels.set_profiling(True)
+    ctx.backend.set_profiling(True)
     ctx.compute(graph, feeds)
-    kernels.set_profiling(False)
-    table = kernels.profile_table()
+    table = ctx.backend.profile_table()
     assert table.splitlines()[0].split()[:3] == ["op", "calls", "fast"]
     assert "conv2d+relu" in table and "concat" in table
 

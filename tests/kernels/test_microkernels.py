@@ -8,13 +8,20 @@ import math
 import numpy as np
 import pytest
 
-from webnn_core import Context, fast, kernels
-from webnn_core.fast import paths
-from webnn_core.fast.pack import pack_b, pack_conv
+from webnn_core import Context
+from webnn_core.backends.cpu import CpuBackend, fast
+from webnn_core.backends.cpu.fast import paths
+from webnn_core.backends.cpu.fast.pack import pack_b, pack_conv
 from webnn_core.ops.conv import conv2d_nhwc
 
 RNG = np.random.default_rng(20240601)
 U = 2.0 ** -24  # float32 unit roundoff
+
+
+@pytest.fixture
+def cpu():
+    """A cpu backend of the test's own (its fallback reasons, its scratch)."""
+    return CpuBackend()
 
 
 def rand(*shape, scale=1.0):
@@ -121,14 +128,14 @@ def _conv_reference(x, w, bias, attrs):
 
 
 @pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: "x".join(map(str, c[:7])) + f"_s{c[7]}_d{c[8]}_p{c[9]}_g{c[10]}")
-def test_conv2d_matches_numpy(backend, case):
+def test_conv2d_matches_numpy(backend, cpu, case):
     n, h, w, c, o, kh, kw, strides, dilations, padding, groups = case
     x = rand(n, h, w, c)
     wt = rand(o, kh, kw, c // groups, scale=0.5)
     bias = rand(o)
     attrs = conv_attrs(padding, strides, dilations, groups)
-    got = paths.conv2d(attrs, x, wt, bias)
-    assert got is not None, kernels.fallback_reasons
+    got = paths.conv2d(cpu, attrs, x, wt, bias)
+    assert got is not None, cpu.fallback_reasons
     exact, mag, ref32 = _conv_reference(x, wt, bias, attrs)
     assert got.shape == ref32.shape
     assert_dot_close(got, exact, mag, kh * kw * (c // groups))
@@ -147,7 +154,7 @@ def test_conv2d_activation_epilogue(backend, lo, hi, depthwise):
     attrs = conv_attrs((1, 1, 1, 1), groups=groups)
     prep = pack_conv(wt, bias, groups)
     y = np.empty((1, 7, 6, o), np.float32)
-    paths.conv2d_into(fast.backend(), prep, attrs, x, y, lo, hi)
+    paths.conv2d_into(fast.library(), prep, attrs, x, y, lo, hi)
     exact, mag, _ = _conv_reference(x, wt, bias, attrs)
     # Clamping is monotonic: clamp(exact) bounds hold for clamp(got).
     assert_dot_close(y, np.clip(exact, lo, hi), mag, 9 * (c // groups))
@@ -159,36 +166,36 @@ def test_conv2d_into_channel_slice(backend):
     wt, bias = rand(7, 3, 3, 6), rand(7)
     attrs = conv_attrs((1, 1, 1, 1))
     buf = np.full((2, 5, 5, 20), -7.0, np.float32)
-    paths.conv2d_into(fast.backend(), pack_conv(wt, bias, 1), attrs, x, buf[..., 9:16], -math.inf, math.inf)
+    paths.conv2d_into(fast.library(), pack_conv(wt, bias, 1), attrs, x, buf[..., 9:16], -math.inf, math.inf)
     exact, mag, _ = _conv_reference(x, wt, bias, attrs)
     assert_dot_close(buf[..., 9:16], exact, mag, 54)
     assert np.all(buf[..., :9] == -7) and np.all(buf[..., 16:] == -7)
 
 
-def test_conv2d_nchw_and_filter_layouts(backend):
+def test_conv2d_nchw_and_filter_layouts(backend, cpu):
     x = rand(1, 5, 8, 9)  # NCHW
     w_oihw = rand(6, 5, 3, 3)
     attrs = conv_attrs((1, 1, 0, 2), (1, 2), layout="nchw")
     attrs["filter_perm"] = (0, 2, 3, 1)
-    got = paths.conv2d(attrs, x, w_oihw, None)
-    from webnn_core.registry import ops
+    got = paths.conv2d(cpu, attrs, x, w_oihw, None)
+    from webnn_core.ops import ops
 
     ref = ops()["conv2d"].compute(attrs, x, w_oihw)
     assert got.shape == ref.shape
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
 
 
-def test_conv2d_declines_float16(backend):
+def test_conv2d_declines_float16(backend, cpu):
     x = rand(1, 4, 4, 3).astype(np.float16)
     w = rand(2, 1, 1, 3).astype(np.float16)
-    assert paths.conv2d(conv_attrs(), x, w, None) is None
-    assert "float32 only" in kernels.fallback_reasons["conv2d"]
+    assert paths.conv2d(cpu, conv_attrs(), x, w, None) is None
+    assert "float32 only" in cpu.fallback_reasons["conv2d"]
 
 
-def test_no_backend_declines_with_reason():
+def test_no_backend_declines_with_reason(cpu):
     fast.detach("testing: no backend")
-    assert paths.conv2d(conv_attrs(), rand(1, 2, 2, 1), rand(1, 1, 1, 1), None) is None
-    assert kernels.fallback_reasons["conv2d"] == "testing: no backend"
+    assert paths.conv2d(cpu, conv_attrs(), rand(1, 2, 2, 1), rand(1, 1, 1, 1), None) is None
+    assert cpu.fallback_reasons["conv2d"] == "testing: no backend"
     assert fast.status() == {"backend": None, "detail": None, "reason": "testing: no backend"}
 
 
@@ -218,12 +225,11 @@ def test_pool_matches_numpy(backend, kind, shape, opts):
         x.reshape(-1)[::37] = np.nan
         x.reshape(-1)[5::41] = -np.inf
     ctx, graph = _pool_graph(kind, shape, **opts)
-    kernels.reset_profile()
-    kernels.set_profiling(True)
+    ctx.backend.set_profiling(True)
     got = ctx.compute(graph, {"x": x})["y"]
-    kernels.set_profiling(False)
-    assert kernels.profile()[kind]["fast_calls"] == 1, kernels.fallback_reasons
-    kernels.set_fast_paths(False)
+    ctx.backend.set_profiling(False)
+    assert ctx.backend.profile()[kind]["fast_calls"] == 1, ctx.backend.fallback_reasons
+    ctx.backend.set_fast_paths(False)
     ref = ctx.compute(graph, {"x": x})["y"]
     if kind == "maxPool2d":
         np.testing.assert_array_equal(got, ref)  # exact, NaN where numpy has NaN
@@ -235,7 +241,7 @@ def test_pool_nchw(backend):
     x = rand(1, 6, 9, 9)
     ctx, graph = _pool_graph("averagePool2d", x.shape, layout="nchw", windowDimensions=[3, 3], padding=[1, 1, 1, 1])
     got = ctx.compute(graph, {"x": x})["y"]
-    kernels.set_fast_paths(False)
+    ctx.backend.set_fast_paths(False)
     np.testing.assert_array_max_ulp(got, ctx.compute(graph, {"x": x})["y"], maxulp=1)
 
 

@@ -1,6 +1,6 @@
 """A kernel backend that runs the *wasm* build (dist/webnn-kernels.wasm) under
 Node, so the CPython tests check the module the browser loads, through the
-very fast-path code (webnn_core.fast) that calls it in Pyodide.
+very fast-path code (webnn_core.backends.cpu.fast) that calls it in Pyodide.
 
 The fast paths call a backend with buffer addresses; this backend reads each
 buffer's bytes at its address (ctypes), ships them to a Node process that

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from nnef_helpers import ref_nnef
-from webnn_core import Context, kernels
+from webnn_core import Context
 from webnn_core.nnef import NNEFUnsupportedError, export_graph, load_model, parse_string, samples, save
 
 RNG = np.random.default_rng(0)
@@ -120,27 +120,22 @@ def run(graph, ctx, feeds):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_export_round_trip(name, tmp_path):
-    ctx = Context()
+    ctx = Context(options={"fastPaths": False})  # the numpy reference kernels: re-import must be bit-identical
     b = ctx.graph_builder()
     outputs, feeds = CASES[name](b)
     graph = b.build(outputs)
-    previous = kernels.fast_paths_enabled()
-    kernels.set_fast_paths(False)  # the numpy reference kernels: re-import must be bit-identical
-    try:
-        expected = run(graph, ctx, feeds)
-        path = str(tmp_path / "model")
-        mapping = save(graph, path, name="Exported")
-        text = open(path + "/graph.nnef").read()
-        parse_string(text)  # our parser accepts it
-        if ref_nnef is not None:
-            g = ref_nnef.load_graph(path)  # the reference parser (and its .dat reader) accepts it
-            ref_nnef.infer_shapes(g)
-            for webnn_name, nnef_name in mapping["outputs"].items():
-                assert list(g.tensors[nnef_name].shape) == list(outputs[webnn_name].shape), webnn_name
-        model = load_model(path, context=ctx)
-        got = model.run({mapping["inputs"][k]: v for k, v in feeds.items()})
-    finally:
-        kernels.set_fast_paths(previous)
+    expected = run(graph, ctx, feeds)
+    path = str(tmp_path / "model")
+    mapping = save(graph, path, name="Exported")
+    text = open(path + "/graph.nnef").read()
+    parse_string(text)  # our parser accepts it
+    if ref_nnef is not None:
+        g = ref_nnef.load_graph(path)  # the reference parser (and its .dat reader) accepts it
+        ref_nnef.infer_shapes(g)
+        for webnn_name, nnef_name in mapping["outputs"].items():
+            assert list(g.tensors[nnef_name].shape) == list(outputs[webnn_name].shape), webnn_name
+    model = load_model(path, context=ctx)
+    got = model.run({mapping["inputs"][k]: v for k, v in feeds.items()})
     for webnn_name, nnef_name in mapping["outputs"].items():
         want = expected[webnn_name]
         have = got[nnef_name]

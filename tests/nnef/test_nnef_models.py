@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from nnef_helpers import ref_nnef, run_ours, run_ref, write_model
-from webnn_core import kernels
+from webnn_core import Context
 from webnn_core.nnef import samples
 
 needs_ref = pytest.mark.skipif(ref_nnef is None, reason="the reference nnef package is not installed")
@@ -100,12 +100,7 @@ def test_reduced_alexnet_matches_reference(tmp_path, fast_paths):
     from webnn_core.nnef.export import write_files
     write_files(files, folder)
     x = np.random.default_rng(11).standard_normal((1, 3, 224, 224)).astype(np.float32)
-    previous = kernels.fast_paths_enabled()
-    kernels.set_fast_paths(fast_paths)
-    try:
-        (ours,), _ = run_ours(folder, {"input": x})
-    finally:
-        kernels.set_fast_paths(previous)
+    (ours,), _ = run_ours(folder, {"input": x}, context=Context(options={"fastPaths": fast_paths}))
     (ref,) = run_ref(folder, {"input": x}, ["input"])
     assert ours.shape == (1, 125, 1, 1)
     np.testing.assert_allclose(ours, ref, rtol=1e-4, atol=1e-4)

@@ -77,8 +77,8 @@ async function polyfillStart() {
 
 const PROFILE_SETUP = `
 import time
-from webnn_core import kernels
-_wb = globals().setdefault('_webnn_bench', {'orig': kernels.run, 'prof': {}})
+from webnn_core import bridge
+_wb = globals().setdefault('_webnn_bench', {'prof': {}, 'backend': None})
 
 def _wb_label(node):
     name = node.op.name
@@ -94,31 +94,34 @@ def _wb_label(node):
             return name
     return name
 
-def _wb_run(node, args):
-    t = time.perf_counter()
-    out = _wb['orig'](node, args)
-    e = _wb['prof'].setdefault(_wb_label(node), [0, 0.0])
-    e[0] += 1
-    e[1] += time.perf_counter() - t
-    return out
+def _wb_start(handle):
+    # The context's own cpu backend (a webgpu context's cpu fallback); only it is timed.
+    backend = bridge._objects[handle].backend
+    backend = getattr(backend, 'fallback', backend)
+    profiled = type(backend).run_node_profiled
 
-def _wb_start():
-    kernels.run = _wb_run
+    def run(node, args):
+        t = time.perf_counter()
+        out = profiled(backend, node, args)
+        e = _wb['prof'].setdefault(_wb_label(node), [0, 0.0])
+        e[0] += 1
+        e[1] += time.perf_counter() - t
+        return out
+
+    backend.run_node_profiled = run
+    _wb['backend'] = backend
     _wb['prof'].clear()
-    if hasattr(kernels, 'set_profiling'):
-        kernels.set_profiling(True)
-        kernels.reset_profile()
+    backend.reset_profile()
+    backend.set_profiling(True)
 
 def _wb_stop():
     import json
-    kernels.run = _wb['orig']
+    backend = _wb['backend']
+    backend.__dict__.pop('run_node_profiled', None)
+    backend.set_profiling(False)
     ops = {k: {'calls': c, 'ms': s * 1e3} for k, (c, s) in _wb['prof'].items()}
-    by_name = {}
-    if hasattr(kernels, 'profile'):
-        by_name = kernels.profile()
-        kernels.set_profiling(False)
-    return json.dumps({'ops': ops, 'kernels_profile': by_name,
-                       'fallback_reasons': {k: str(v) for k, v in getattr(kernels, 'fallback_reasons', {}).items()}})
+    return json.dumps({'ops': ops, 'kernels_profile': backend.profile(),
+                       'fallback_reasons': {k: str(v) for k, v in backend.fallback_reasons.items()}})
 `;
 
 async function polyfillProfile(classifier, input, runs) {
@@ -126,7 +129,7 @@ async function polyfillProfile(classifier, input, runs) {
   if (!py) return { error: 'webnnPolyfill.pyodide() is not available' };
   try {
     py.runPython(PROFILE_SETUP);
-    py.runPython('_wb_start()');
+    py.runPython(`_wb_start(${webnnPolyfill.engineStats.kernels.handle(classifier.context)})`);
     const t0 = now();
     for (let i = 0; i < runs; i++) { await yieldTask(); await classifier.infer(input); }
     const wallMs = (now() - t0) / runs;

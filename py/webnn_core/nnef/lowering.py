@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import WebNNError
-from ..registry import ops as webnn_ops
+from ..ops import ops as webnn_ops
 from . import shapes as S
 from .errors import NNEFDataError, NNEFSemanticError, NNEFUnsupportedError
 from .stdlib import standard_fragments

@@ -5,3 +5,9 @@ here) and decorate it with @register; validation, kernels and
 opSupportLimits() all follow from that one class.
 """
 from . import activations, conv, conversion, elementwise, indexing, linalg, normalization, pool, recurrent, reduction, resample, shape  # noqa: F401
+from ..registry import OPS
+
+
+def ops() -> dict:
+    """Every registered op: name -> Op (the registry, once this package has loaded)."""
+    return OPS

@@ -1,4 +1,4 @@
-"""Graph compilation for the fast paths, run once by `Graph.__init__` (build()).
+"""Graph compilation for the fast paths, run once per graph by `CpuBackend.plan` (build()).
 
 Given the reachable nodes in topological order it returns new nodes (the
 builder's IR is never mutated) after three passes:
@@ -18,10 +18,13 @@ builder's IR is never mutated) after three passes:
    pooled: any node that is not such a writer is assumed to return a view of
    its inputs.
 
-Compilation runs only with fast paths enabled and a kernel backend attached;
-otherwise (and on any failure, reason in kernels.fallback_reasons["compile"])
-the nodes run as built, on the numpy kernels. Compiled graphs keep their
-buffers, so one graph's execute() must not be re-entered concurrently.
+Compilation runs only with the backend's fast paths enabled and a kernel
+library; otherwise (and on any failure, reason in the backend's
+fallback_reasons["compile"]) the nodes run as built, on the numpy kernels.
+Everything compilation makes (fused nodes, packed weights, buffers, the fast
+paths' cached calls) lives in the copies of the nodes this returns, held by
+the backend's plan; the graph's own nodes are never changed. Compiled plans
+keep their buffers, so one plan must not be run re-entrantly.
 """
 from __future__ import annotations
 
@@ -29,9 +32,10 @@ import math
 
 import numpy as np
 
-from . import kernels
-from .graph import Node
-from .registry import OPS, Op
+from ...graph import Node
+from ...registry import OPS, Op
+from .fast.pack import pack_b, pack_conv
+from .reference import coerce
 
 CONV_OPS = ("conv2d", "conv2d+relu", "conv2d+clamp")
 POOL_OPS = ("maxPool2d", "averagePool2d")
@@ -48,26 +52,21 @@ class FusedConv2d(Op):
 
     def compute(self, attrs, x, w, bias=None):
         y = OPS["conv2d"].compute(attrs, x, w, bias)
-        y = kernels._coerce(y, attrs["_conv_out"])
+        y = coerce(y, attrs["_conv_out"])
         return attrs["_act_op"].compute(attrs["_act_attrs"], y)
 
 
 FUSED = {name: FusedConv2d(name) for name in ("relu", "clamp")}
 
 
-def compile_nodes(nodes: list, outputs: list, constants: dict) -> list:
-    if not kernels.fast_paths_enabled():
-        return nodes
-    from . import fast
-
-    if not fast.available():
-        return nodes
+def compile_nodes(cpu, nodes: list, outputs: list) -> list:
+    """`cpu`: the CpuBackend compiling (its kernel library packs the weights)."""
     try:
-        compiled = _compile(nodes, outputs)
+        compiled = _compile(nodes, outputs, cpu.library)
     except Exception as e:  # noqa: BLE001 - never fail build() over an optimisation
-        kernels.decline("compile", f"{type(e).__name__}: {e}")
+        cpu.decline("compile", f"{type(e).__name__}: {e}")
         return nodes
-    kernels.fallback_reasons.pop("compile", None)
+    cpu.fallback_reasons.pop("compile", None)
     return compiled
 
 
@@ -130,10 +129,7 @@ def _const(operand):
     return operand is not None and operand.kind == "constant"
 
 
-def prepack(nodes) -> list:
-    from .fast import backend
-    from .fast.pack import pack_b, pack_conv
-
+def prepack(nodes, library) -> list:
     out = []
     for node in nodes:
         name = node.op.name
@@ -142,7 +138,7 @@ def prepack(nodes) -> list:
             bias = ins[2] if len(ins) > 2 else None
             if _const(ins[1]) and (bias is None or (_const(bias) and _f32(bias))):
                 w = np.transpose(ins[1].value, node.attrs["filter_perm"])
-                prep = pack_conv(w, None if bias is None else bias.value, node.attrs["groups"], backend())
+                prep = pack_conv(w, None if bias is None else bias.value, node.attrs["groups"], library)
                 node = _copy(node, _prep=prep)
         elif name == "matmul" and _const(ins[1]) and _f32(ins[0]) and _f32(ins[1]):
             if len(ins[0].shape) == 2 and len(ins[1].shape) == 2:
@@ -292,8 +288,8 @@ def plan_buffers(nodes, output_ids) -> list:
     return [_copy(node, **new_attrs[i]) if i in new_attrs else node for i, node in enumerate(nodes)]
 
 
-def _compile(nodes, outputs) -> list:
+def _compile(nodes, outputs, library) -> list:
     output_ids = {o.id for o in outputs}
     nodes = fuse(nodes, output_ids)
-    nodes = prepack(nodes)
+    nodes = prepack(nodes, library)
     return plan_buffers(nodes, output_ids)

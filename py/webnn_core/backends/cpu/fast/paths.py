@@ -1,9 +1,10 @@
-"""The fast paths: each takes the op's attrs and numpy arguments, like the
-op's `compute`, and either returns the result computed by a microkernel or
-declines (returns None, reason recorded) so the numpy reference runs.
+"""The fast paths: each takes the CpuBackend running it, then the op's attrs
+and numpy arguments like the op's `compute`, and either returns the result
+computed by a microkernel of the backend's library or declines (returns
+None, reason recorded in the backend) so the numpy reference runs.
 
-Attributes that webnn_core.compile adds at build() time (never read by the
-reference kernels):
+Attributes that ..compile adds at build() time to its copies of the nodes
+(held by the backend's plan; never read by the reference kernels):
   _prep    a PackedConv / packed B for constant weights (no per-call packing)
   _out     a preallocated output array (a pooled buffer, or a channel slice
            of a concat buffer) for the kernel to write into
@@ -19,28 +20,16 @@ import math
 
 import numpy as np
 
-from .. import kernels
-from ..registry import register_fast_path
 from .pack import F32, PackedConv, pack_conv, round_up
-from .state import state
 
 INF = math.inf
 # Below this many multiply-adds a call is not worth the FFI crossing.
 SMALL_GEMM = 4096
 SMALL_ELEMENTWISE = 4096
-_decline = kernels.decline
-_scratch = [np.empty(0, F32)]
 
 
 def addr(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]
-
-
-def scratch(nfloats: int) -> np.ndarray:
-    """A shared scratch buffer of at least `nfloats` (kernels run one at a time)."""
-    if _scratch[0].size < nfloats:
-        _scratch[0] = np.empty(max(nfloats, 2 * _scratch[0].size), F32)
-    return _scratch[0]
 
 
 def _c(a: np.ndarray) -> np.ndarray:
@@ -50,8 +39,8 @@ def _c(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a)
 
 
-def _no_backend(name):
-    return _decline(name, state["reason"] or "no kernel backend")
+def _no_library(cpu, name):
+    return cpu.decline(name, cpu.library_reason())
 
 
 # ----------------------------------------------------------------- conv2d --
@@ -80,16 +69,19 @@ def _conv_params(prep: PackedConv, attrs, shape, ldy):
     return p
 
 
-def conv2d_into(backend, prep: PackedConv, attrs, x_nhwc: np.ndarray, y: np.ndarray, lo: float, hi: float):
+def conv2d_into(backend, prep: PackedConv, attrs, x_nhwc: np.ndarray, y: np.ndarray, lo: float, hi: float,
+                scratch=None):
     """Run a packed convolution of a C-contiguous NHWC float32 `x` into `y`
-    (N, OH, OW, O), whose pixel stride may exceed O (a channel slice)."""
+    (N, OH, OW, O), whose pixel stride may exceed O (a channel slice), with
+    the kernel library `backend`. `scratch(nfloats)` gives im2col scratch."""
     ldy = y.strides[2] // 4
     p = _conv_params(prep, attrs, x_nhwc.shape, ldy)
     bias = 0 if prep.bias is None else addr(prep.bias)
     if prep.kind == "dw":
         backend.dwconv2d(addr(p), addr(x_nhwc), addr(prep.w), bias, addr(y), lo, hi)
     else:
-        s = scratch(int(p[17]) * prep.k)
+        n = int(p[17]) * prep.k
+        s = scratch(n) if scratch is not None else np.empty(n, F32)
         backend.conv2d(addr(p), addr(x_nhwc), addr(prep.w), bias, addr(y), addr(s), lo, hi)
     return y
 
@@ -138,7 +130,7 @@ def _make_plan(backend, fn, args, x_index, x_expected, out, out_index, out_shape
     return plan
 
 
-def _conv_plan(backend, attrs, x_shape, lo, hi):
+def _conv_plan(backend, scratch, attrs, x_shape, lo, hi):
     """The call plan of a compiled NHWC convolution (packed weights in attrs["_prep"])."""
     prep = attrs["_prep"]
     out = attrs.get("_out")
@@ -156,20 +148,20 @@ def _conv_plan(backend, attrs, x_shape, lo, hi):
     return _make_plan(backend, backend.conv2d, args, 1, attrs.get("_x"), out, 4, out_shape, keep)
 
 
-def _conv(name, attrs, x, w, bias, lo, hi):
-    backend = state["backend"]
+def _conv(cpu, name, attrs, x, w, bias, lo, hi):
+    backend = cpu.library
     if backend is None:
-        return _no_backend(name)
+        return _no_library(cpu, name)
     plan = attrs.get("_plan")
     if plan is not None and plan.backend is backend:
         return plan(x)
     if x.dtype != F32 or w.dtype != F32 or (bias is not None and bias.dtype != F32):
-        return _decline(name, f"data type {x.dtype} (float32 only)")
+        return cpu.decline(name, f"data type {x.dtype} (float32 only)")
     nhwc = attrs["layout"] == "nhwc"
     prep = attrs.get("_prep")
     if prep is not None and nhwc:
         # A compiled node: resolve its call once, then run it.
-        plan = attrs["_plan"] = _conv_plan(backend, attrs, x.shape, lo, hi)
+        plan = attrs["_plan"] = _conv_plan(backend, cpu.scratch, attrs, x.shape, lo, hi)
         return plan(x)
     if prep is None:
         # (a depthwise filter with a channel multiplier runs as a grouped GEMM)
@@ -179,16 +171,16 @@ def _conv(name, attrs, x, w, bias, lo, hi):
     if out is None:
         p = _conv_params(prep, attrs, xn.shape, prep.out_channels)
         out = np.empty((xn.shape[0], int(p[4]), int(p[5]), prep.out_channels), F32)
-    conv2d_into(backend, prep, attrs, xn, out, lo, hi)
+    conv2d_into(backend, prep, attrs, xn, out, lo, hi, cpu.scratch)
     return out if nhwc else np.transpose(out, (0, 3, 1, 2))
 
 
-def conv2d(attrs, x, w, bias=None):
-    return _conv("conv2d", attrs, x, w, bias, -INF, INF)
+def conv2d(cpu, attrs, x, w, bias=None):
+    return _conv(cpu, "conv2d", attrs, x, w, bias, -INF, INF)
 
 
-def conv2d_fused(attrs, x, w, bias=None):
-    return _conv(attrs["_name"], attrs, x, w, bias, attrs["_lo"], attrs["_hi"])
+def conv2d_fused(cpu, attrs, x, w, bias=None):
+    return _conv(cpu, attrs["_name"], attrs, x, w, bias, attrs["_lo"], attrs["_hi"])
 
 
 # ----------------------------------------------------------------- matmul --
@@ -209,16 +201,16 @@ def gemm_into(backend, a: np.ndarray, bp: np.ndarray, n: int, out: np.ndarray):
     return out
 
 
-def matmul(attrs, a, b):
-    backend = state["backend"]
+def matmul(cpu, attrs, a, b):
+    backend = cpu.library
     if backend is None:
-        return _no_backend("matmul")
+        return _no_library(cpu, "matmul")
     if a.dtype != F32 or b.dtype != F32:
-        return _decline("matmul", f"data type {a.dtype} (float32 only)")
+        return cpu.decline("matmul", f"data type {a.dtype} (float32 only)")
     m, k = a.shape[-2:]
     n = b.shape[-1]
     if m * n * k < SMALL_GEMM:
-        return _decline("matmul", f"small ({m}x{k}x{n})")
+        return cpu.decline("matmul", f"small ({m}x{k}x{n})")
     if a.ndim == 2 and b.ndim == 2:
         bp = attrs.get("_prep")
         if bp is None:
@@ -239,18 +231,18 @@ def matmul(attrs, a, b):
     return out
 
 
-def gemm(attrs, a, b, c=None):
-    backend = state["backend"]
+def gemm(cpu, attrs, a, b, c=None):
+    backend = cpu.library
     if backend is None:
-        return _no_backend("gemm")
+        return _no_library(cpu, "gemm")
     if a.dtype != F32 or b.dtype != F32 or (c is not None and c.dtype != F32):
-        return _decline("gemm", f"data type {a.dtype} (float32 only)")
+        return cpu.decline("gemm", f"data type {a.dtype} (float32 only)")
     a2 = a.T if attrs["aT"] else a
     b2 = b.T if attrs["bT"] else b
     m, k = a2.shape
     n = b2.shape[1]
     if m * n * k < SMALL_GEMM:
-        return _decline("gemm", f"small ({m}x{k}x{n})")
+        return cpu.decline("gemm", f"small ({m}x{k}x{n})")
     bp = attrs.get("_prep")
     if bp is None:
         bp = pack_b_runtime(backend, b2)
@@ -274,15 +266,15 @@ def _pool_params(attrs, shape, ldy):
     return np.array([n, h, w, c, oh, ow, c, kh, kw, sh, sw, dh, dw, pt, pl, 1, ldy, 0], np.int32)
 
 
-def _pool(name, fn_name, attrs, x):
-    backend = state["backend"]
+def _pool(cpu, name, fn_name, attrs, x):
+    backend = cpu.library
     if backend is None:
-        return _no_backend(name)
+        return _no_library(cpu, name)
     plan = attrs.get("_plan")
     if plan is not None and plan.backend is backend:
         return plan(x)
     if x.dtype != F32:
-        return _decline(name, f"data type {x.dtype} (float32 only)")
+        return cpu.decline(name, f"data type {x.dtype} (float32 only)")
     nhwc = attrs["layout"] == "nhwc"
     xn = _c(x if nhwc else np.transpose(x, (0, 2, 3, 1)))
     n, h, w, c = xn.shape
@@ -301,41 +293,41 @@ def _pool(name, fn_name, attrs, x):
     return out if nhwc else np.transpose(out, (0, 3, 1, 2))
 
 
-def max_pool2d(attrs, x):
-    return _pool("maxPool2d", "maxpool2d", attrs, x)
+def max_pool2d(cpu, attrs, x):
+    return _pool(cpu, "maxPool2d", "maxpool2d", attrs, x)
 
 
-def average_pool2d(attrs, x):
-    return _pool("averagePool2d", "avgpool2d", attrs, x)
+def average_pool2d(cpu, attrs, x):
+    return _pool(cpu, "averagePool2d", "avgpool2d", attrs, x)
 
 
 # ------------------------------------------------------------ elementwise --
-def _clamp(name, x, lo, hi):
-    backend = state["backend"]
+def _clamp(cpu, name, x, lo, hi):
+    backend = cpu.library
     if backend is None:
-        return _no_backend(name)
+        return _no_library(cpu, name)
     if x.dtype != F32:
-        return _decline(name, f"data type {x.dtype} (float32 only)")
+        return cpu.decline(name, f"data type {x.dtype} (float32 only)")
     if x.size < SMALL_ELEMENTWISE:
-        return _decline(name, f"small ({x.size} elements)")
+        return cpu.decline(name, f"small ({x.size} elements)")
     xc = _c(x)
     y = np.empty(xc.shape, F32)
     backend.clamp(xc.size, addr(xc), addr(y), lo, hi)
     return y
 
 
-def relu(attrs, x):
-    return _clamp("relu", x, 0.0, INF)
+def relu(cpu, attrs, x):
+    return _clamp(cpu, "relu", x, 0.0, INF)
 
 
-def clamp(attrs, x):
+def clamp(cpu, attrs, x):
     lo = -INF if attrs["min"] is None else float(attrs["min"])
     hi = INF if attrs["max"] is None else float(attrs["max"])
-    return _clamp("clamp", x, lo, hi)
+    return _clamp(cpu, "clamp", x, lo, hi)
 
 
 # ----------------------------------------------------------------- concat --
-def concat(attrs, *xs):
+def concat(cpu, attrs, *xs):
     """A concat whose producers (compiled convolutions) already wrote their
     results into its buffer: copy in only what is not there yet."""
     spec = attrs.get("_inplace")
@@ -348,15 +340,16 @@ def concat(attrs, *xs):
     return buf
 
 
-FUSED_NAMES = ("conv2d+relu", "conv2d+clamp")
-
-register_fast_path("conv2d", conv2d)
-for _name in FUSED_NAMES:
-    register_fast_path(_name, conv2d_fused)
-register_fast_path("matmul", matmul)
-register_fast_path("gemm", gemm)
-register_fast_path("maxPool2d", max_pool2d)
-register_fast_path("averagePool2d", average_pool2d)
-register_fast_path("relu", relu)
-register_fast_path("clamp", clamp)
-register_fast_path("concat", concat)
+# op name -> fast path (the cpu backend's table; conv2d+relu/clamp exist only in compiled plans)
+FAST_PATHS = {
+    "conv2d": conv2d,
+    "conv2d+relu": conv2d_fused,
+    "conv2d+clamp": conv2d_fused,
+    "matmul": matmul,
+    "gemm": gemm,
+    "maxPool2d": max_pool2d,
+    "averagePool2d": average_pool2d,
+    "relu": relu,
+    "clamp": clamp,
+    "concat": concat,
+}

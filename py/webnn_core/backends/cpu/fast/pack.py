@@ -1,5 +1,5 @@
 """Weight layouts the microkernels read (done once at build() for constant
-weights by webnn_core.compile, else per call).
+weights by ..compile, else per call).
 
 GEMM weights: B (K x N) in panels of NR = 8 columns, panel-major, each panel
 K rows of 8 contiguous floats, zero past N (csrc/gemm.h). Convolutions are

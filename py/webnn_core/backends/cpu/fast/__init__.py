@@ -1,31 +1,36 @@
 """Fast paths: SIMD microkernels (csrc/) working in place on numpy buffers.
 
-Importing this package registers the fast paths (`registry.register_fast_path`)
-for conv2d (and conv2d fused with relu/clamp by webnn_core.compile), matmul,
-gemm, maxPool2d, averagePool2d, relu, clamp and in-place concat. Each one
-checks the call (float32, shapes, layouts) and declines with a reason
-(`kernels.fallback_reasons`) when it cannot take it; the numpy kernel of the
-op stays the reference and the fallback.
+`paths.FAST_PATHS` lists the fast paths of the cpu backend: conv2d (and
+conv2d fused with relu/clamp by ..compile), matmul, gemm, maxPool2d,
+averagePool2d, relu, clamp and in-place concat. Each one checks the call
+(float32, shapes, layouts) and declines with a reason (the backend's
+`fallback_reasons`) when it cannot take it; the numpy kernel of the op stays
+the reference and the fallback.
 
-A backend must be attached for any of them to run:
+This module holds the kernel *library* loaded into this process: loaded code,
+like an imported module, attached once (a CpuBackend may also be given its
+own). Which calls use it - the fast-path switch, profiling, scratch - is
+state of each CpuBackend, never of this module. A library must be attached
+for any fast path to run:
   * in the browser, js/src/simd.js instantiates dist/webnn-kernels.wasm on
     Pyodide's memory and calls `attach_wasm(exports)`;
   * in CPython, `attach_native()` loads .cache/kernels/libwebnn_kernels.so
     (tools/build_kernels.py builds it); the environment variable
     WEBNN_KERNELS=native (or a library path) attaches it at import.
-`status()` says which backend runs and, when none, why.
+`status()` says which library is attached and, when none, why.
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from .backend import NativeBackend, WasmBackend
-from .state import state as _state
+from .library import NativeBackend, WasmBackend
+
+_state = {"backend": None, "reason": "no kernel library attached"}
 
 
-def backend():
-    """The attached backend, or None."""
+def library():
+    """The attached kernel library, or None."""
     return _state["backend"]
 
 
@@ -67,7 +72,7 @@ def attach_wasm(exports) -> dict:
 
 
 def default_native_path() -> Path:
-    return Path(__file__).resolve().parents[3] / ".cache" / "kernels" / "libwebnn_kernels.so"
+    return Path(__file__).resolve().parents[5] / ".cache" / "kernels" / "libwebnn_kernels.so"
 
 
 def attach_native(path=None, build: bool = False) -> dict:
@@ -77,7 +82,7 @@ def attach_native(path=None, build: bool = False) -> dict:
         if build:
             import sys
 
-            tools = Path(__file__).resolve().parents[3] / "tools"
+            tools = Path(__file__).resolve().parents[5] / "tools"
             sys.path.insert(0, str(tools))
             try:
                 import build_kernels
@@ -93,8 +98,6 @@ def attach_native(path=None, build: bool = False) -> dict:
         unavailable(f"the native kernels could not be loaded: {e}")
     return status()
 
-
-from . import paths  # noqa: E402,F401  (registers the fast paths)
 
 _env = os.environ.get("WEBNN_KERNELS")
 if _env:

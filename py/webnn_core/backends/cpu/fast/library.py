@@ -1,7 +1,7 @@
 """The two ways to reach the microkernels of csrc/kernels.c.
 
 Both expose the same methods, taking buffer addresses (Python ints) and
-scalars; the callers (webnn_core.fast.paths) keep the numpy arrays alive.
+scalars; the callers (.paths) keep the numpy arrays alive.
 
   * WasmBackend: the exports of dist/webnn-kernels.wasm, instantiated by
     js/src/simd.js against Pyodide's own WebAssembly.Memory, so a numpy

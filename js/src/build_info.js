@@ -1,0 +1,9 @@
+// Facts the bundler fills in (tools/build.py passes them to esbuild as
+// defines): the version shared by the npm and Python packages, the core wheel's
+// file name, the Pyodide version of the runtime files, and, in the ES-module
+// build only, the module's own URL (the runtime files sit beside it).
+
+export const POLYFILL_VERSION = __WEBNN_POLYFILL_VERSION__;
+export const CORE_WHEEL = __WEBNN_CORE_WHEEL__;
+export const PYODIDE_VERSION = __WEBNN_PYODIDE_VERSION__;
+export const SCRIPT_URL = __WEBNN_MODULE_URL__;

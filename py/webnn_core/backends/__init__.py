@@ -1,0 +1,40 @@
+"""Backends: what plans and runs a built graph, one instance per context.
+
+The interface is documented in `base.py` (`Backend`). A context picks its
+backend when it is created (`create_backend`) and owns it alone: every
+switch, cache and buffer lives in that instance, so two contexts in one page
+never share state.
+
+    cpu     numpy reference kernels + the SIMD wasm fast paths (cpu/)
+    webgpu  the skeleton of the WGSL backend; runs on its own cpu fallback
+            until its kernels land (webgpu/)
+
+Dependencies run one way: context -> backends -> graph IR, op registry,
+dtypes, errors. Nothing below imports a backend.
+"""
+from __future__ import annotations
+
+from .base import Backend
+from .cpu import CpuBackend
+from .webgpu import WebGPUBackend
+
+BACKENDS = {"cpu": CpuBackend, "webgpu": WebGPUBackend}
+# Which backend a context's deviceType gets when its options name none.
+DEVICE_BACKENDS = {"cpu": "cpu", "gpu": "webgpu", "npu": "cpu"}
+
+
+def create_backend(device_type: str, options: dict | None = None, gpu_device=None) -> Backend:
+    """A new backend for a context. `options` (all optional):
+      backend    "cpu" | "webgpu" (default: by deviceType)
+      fastPaths  False: numpy reference kernels only (cpu and the fallback)."""
+    options = dict(options or {})
+    name = options.get("backend") or DEVICE_BACKENDS[device_type]
+    if name not in BACKENDS:
+        raise ValueError(f"unknown backend {name!r} (known: {', '.join(BACKENDS)})")
+    fast_paths = options.get("fastPaths", True) is not False
+    if name == "webgpu":
+        return WebGPUBackend(gpu_device=gpu_device, fast_paths=fast_paths)
+    return CpuBackend(fast_paths=fast_paths)
+
+
+__all__ = ["Backend", "BACKENDS", "CpuBackend", "WebGPUBackend", "create_backend"]

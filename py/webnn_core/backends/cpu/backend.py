@@ -1,0 +1,200 @@
+"""The cpu backend: numpy reference kernels plus the SIMD microkernels
+(`fast/`), with every switch and cache owned by one backend instance.
+
+Each node runs its op's numpy reference kernel unless a fast path of
+`fast.paths.FAST_PATHS` accepts the call. A fast path returns None to decline
+(dtype, shape, no kernel library), and the numpy kernel runs instead.
+
+Per backend (so per context) state:
+  fast_paths        on/off (`CpuBackend(fast_paths=False)`; in the browser
+                    the polyfill config `fastPaths: false`, the page query
+                    `?fastpaths=0`, or engineStats.kernels.setFastPaths(ctx, on))
+  fallback_reasons  op name -> why its fast path last declined
+  profiling         `set_profiling(True)` makes every node accumulate, per op
+                    name, calls, fast calls and wall time (`profile()`)
+  a scratch buffer for im2col (kernels of one backend run one at a time)
+
+The microkernel *library* (the wasm module or the native build) is loaded
+code, attached once per process (`fast.attach_wasm` / `fast.attach_native`);
+a backend reads it, or takes its own (`CpuBackend(library=...)`).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ...dtypes import zeros
+from ..base import Backend
+from . import fast
+from .compile import compile_nodes
+from .fast.pack import F32
+from .fast.paths import FAST_PATHS
+from .reference import coerce
+
+_PROCESS_LIBRARY = object()  # sentinel: use the library attached to this process
+
+
+class CpuPlan:
+    """What `CpuBackend.plan` makes of a graph: the nodes to run (compiled
+    copies when fast paths compiled them, else the graph's own), constant
+    values, input and output operands, and which values to free after each
+    node so that peak memory stays low."""
+
+    __slots__ = ("nodes", "constants", "inputs", "outputs", "release_after", "compiled")
+
+    def __init__(self, nodes, constants, inputs, outputs, compiled):
+        self.nodes = nodes
+        self.constants = constants
+        self.inputs = inputs
+        self.outputs = outputs
+        self.compiled = compiled
+        last_use: dict[int, int] = {}
+        for i, node in enumerate(nodes):
+            for inp in node.inputs:
+                if inp is not None:
+                    last_use[inp.id] = i
+        keep = {o.id for o in outputs.values()}
+        self.release_after = [[] for _ in nodes]
+        for oid, i in last_use.items():
+            if oid not in keep and oid not in constants:
+                self.release_after[i].append(oid)
+
+
+class CpuBackend(Backend):
+    name = "cpu"
+    # The numpy reference convolutions and pools are NHWC; NCHW graphs
+    # transpose around them (see docs/performance.md).
+    preferred_input_layout = "nchw"
+
+    def __init__(self, fast_paths: bool = True, library=_PROCESS_LIBRARY):
+        self.fast_paths = bool(fast_paths)
+        self._library = library
+        self.profiling = False
+        self._profile: dict = {}  # op name -> [calls, fast calls, seconds]
+        self.fallback_reasons: dict = {}
+        self._scratch = np.empty(0, F32)
+
+    # -- the microkernel library ---------------------------------------------------
+    @property
+    def library(self):
+        """The kernel library this backend calls, or None (numpy only)."""
+        return fast.library() if self._library is _PROCESS_LIBRARY else self._library
+
+    def library_reason(self) -> str:
+        if self._library is _PROCESS_LIBRARY:
+            return fast.status()["reason"] or "no kernel library"
+        return "no kernel library given to this backend"
+
+    def status(self) -> dict:
+        lib = self.library
+        return {"backend": lib.kind if lib else None, "detail": lib.describe() if lib else None,
+                "reason": None if lib else self.library_reason(), "enabled": self.fast_paths}
+
+    def decline(self, op_name: str, reason: str):
+        """Record why a fast path declined a call; returns None for `return cpu.decline(...)`."""
+        self.fallback_reasons[op_name] = reason
+        return None
+
+    def scratch(self, nfloats: int) -> np.ndarray:
+        """This backend's im2col scratch, at least `nfloats` long."""
+        if self._scratch.size < nfloats:
+            self._scratch = np.empty(max(nfloats, 2 * self._scratch.size), F32)
+        return self._scratch
+
+    # -- switches --------------------------------------------------------------------
+    def set_fast_paths(self, enabled: bool) -> None:
+        """Graphs are compiled at build(): build after switching."""
+        self.fast_paths = bool(enabled)
+
+    def set_profiling(self, enabled: bool) -> None:
+        self.profiling = bool(enabled)
+
+    def reset_profile(self) -> None:
+        self._profile.clear()
+
+    def profile(self) -> dict:
+        """{op name: {"calls", "fast_calls", "ms"}} accumulated since the last reset."""
+        return {name: {"calls": c, "fast_calls": f, "ms": s * 1e3} for name, (c, f, s) in self._profile.items()}
+
+    def profile_table(self, top: int | None = None) -> str:
+        """The profile as a text table, slowest op first."""
+        rows = sorted(self.profile().items(), key=lambda kv: -kv[1]["ms"])[:top]
+        total = sum(r["ms"] for _, r in rows) or 1.0
+        lines = [f"{'op':<24}{'calls':>7}{'fast':>7}{'ms':>10}{'%':>7}"]
+        for name, r in rows:
+            lines.append(f"{name:<24}{r['calls']:>7}{r['fast_calls']:>7}{r['ms']:>10.2f}{100 * r['ms'] / total:>7.1f}")
+        return "\n".join(lines)
+
+    # -- the interface -----------------------------------------------------------------
+    def supports(self, op) -> bool:
+        return True  # every registered op has its numpy reference kernel
+
+    def plan(self, graph) -> CpuPlan:
+        nodes, compiled = graph.nodes, False
+        if self.fast_paths and self.library is not None:
+            nodes = compile_nodes(self, nodes, list(graph.outputs.values()))
+            compiled = nodes is not graph.nodes
+        return CpuPlan(nodes, graph.constants, graph.inputs, graph.outputs, compiled)
+
+    def allocate(self, dtype: str, shape: tuple) -> np.ndarray:
+        return zeros(dtype, shape)
+
+    def write(self, storage, array: np.ndarray) -> np.ndarray:
+        # A new array rather than writing in place: a snapshot handed out
+        # earlier (or a graph output aliasing it) must not change.
+        return array
+
+    def read(self, storage) -> np.ndarray:
+        return storage
+
+    def dispatch(self, plan: CpuPlan, inputs: dict, outputs: dict) -> dict:
+        results = self.execute(plan, inputs)
+        # A fresh array per output: outputs never alias inputs, constants or
+        # arrays that an earlier read snapshot may still hold.
+        return {name: np.array(results[name], copy=True) for name in outputs}
+
+    def execute(self, plan: CpuPlan, feeds: dict) -> dict:
+        """Run the plan. `feeds` maps input names to arrays of the right dtype
+        and shape; returns output name -> array (fresh or shared)."""
+        env = dict(plan.constants)
+        for name, operand in plan.inputs.items():
+            env[operand.id] = feeds[name]
+        run = self.run_node_profiled if self.profiling else self.run_node
+        for i, node in enumerate(plan.nodes):
+            args = [None if o is None else env[o.id] for o in node.inputs]
+            results = run(node, args)
+            for operand, value in zip(node.outputs, results):
+                env[operand.id] = value
+            for oid in plan.release_after[i]:
+                env.pop(oid, None)
+        return {name: env[o.id] for name, o in plan.outputs.items()}
+
+    # -- one node -----------------------------------------------------------------------
+    def _compute(self, node, args):
+        result = None
+        if self.fast_paths:
+            fast_path = FAST_PATHS.get(node.op.name)
+            if fast_path is not None:
+                result = fast_path(self, node.attrs, *args)
+        used_fast = result is not None
+        if result is None:
+            result = node.op.compute(node.attrs, *args)
+        if not isinstance(result, (list, tuple)):
+            result = [result]
+        return [coerce(value, operand) for value, operand in zip(result, node.outputs)], used_fast
+
+    def run_node(self, node, args) -> list:
+        return self._compute(node, args)[0]
+
+    def run_node_profiled(self, node, args) -> list:
+        start = time.perf_counter()
+        out, used_fast = self._compute(node, args)
+        entry = self._profile.get(node.op.name)
+        if entry is None:
+            entry = self._profile[node.op.name] = [0, 0, 0.0]
+        entry[0] += 1
+        entry[1] += used_fast
+        entry[2] += time.perf_counter() - start
+        return out
+
