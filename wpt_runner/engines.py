@@ -26,6 +26,7 @@ parallel threads.  ``python -m wpt_runner.engines setup`` installs the npm part;
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import queue
@@ -386,13 +387,29 @@ class FirefoxPage(Page):
 
 
 # ------------------------------------------------------------------ WebKit: Selenium + WebKitWebDriver
+def _die_with_parent():
+    """In the child before exec: SIGTERM when the Python process dies, however it dies."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class _Xvfb:
-    """A private X display: ``Xvfb -displayfd`` picks a free display number."""
+    """A private X display: ``Xvfb -displayfd`` picks a free display number.
+
+    It also bounds the browser's lifetime: MiniBrowser (which WebKitWebDriver
+    leaves running when it is killed) exits when its display goes away, and the
+    display goes away with this process."""
 
     def __init__(self):
         r, w = os.pipe()
         self.proc = subprocess.Popen([XVFB, "-displayfd", str(w), "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
-                                     pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                     pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     preexec_fn=_die_with_parent)
         os.close(w)
         with os.fdopen(r) as f:
             number = f.readline().strip()
@@ -427,7 +444,7 @@ class WebKitBrowser(Browser):
         opts = Options()
         opts.binary_location = webkit_browser_path()
         opts.add_argument("--automation")
-        opts.page_load_strategy = "eager"   # DOMContentLoaded, as the other engines' goto
+        opts.page_load_strategy = "normal"   # goto returns after the load event
         self._lock = threading.RLock()
         try:
             self._driver = webdriver.WebKitGTK(options=opts, service=Service(
@@ -437,6 +454,8 @@ class WebKitBrowser(Browser):
                 self._xvfb.stop()
             raise
         self.version = self._driver.capabilities.get("browserVersion", "")
+        atexit.register(self.close)
+        self._closed = False
         self._blank = self._current = self._driver.current_window_handle
         self._timeouts = None
 
@@ -456,6 +475,9 @@ class WebKitBrowser(Browser):
             return WebKitPage(self, handle)
 
     def close(self):
+        if self._closed:
+            return
+        self._closed = True
         try:
             self._driver.quit()
         except Exception:
@@ -510,9 +532,10 @@ class WebKitPage(Page):
         with b._lock:
             try:
                 if len(b._driver.window_handles) <= 1:
-                    # The session ends with its last window: open the next page's tab first.
-                    b._driver.switch_to.new_window("tab")
-                    b._blank = b._current = b._driver.current_window_handle
+                    # The session ends with its last window: keep it, blank, for the next page.
+                    self._run(lambda d: d.get("about:blank"), 20)
+                    b._blank = self._handle
+                    return
                 self._run(lambda d: d.close(), 20)
             except Exception:
                 pass
