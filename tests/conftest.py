@@ -50,6 +50,13 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("engine", names, scope="session")
 
 
+def pytest_configure(config):
+    # The core reads the schema generated from the IDL (tools/idl_schema.mjs); make sure it exists.
+    import idl_schema
+
+    idl_schema.ensure()
+
+
 def browser_unavailable() -> str | None:
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
         return f"Chromium not found at {CHROMIUM} (run ./dev setup)"

@@ -55,6 +55,10 @@ ENGINES = [
 ]
 
 
+# The start-up table (issue 14): engine start vs TF.js wasm's backend-ready time.
+STARTUP_ENGINES = [("polyfill", "WebNN polyfill", "engine=polyfill"), ("tfjs-wasm", "TF.js wasm", "engine=tfjs&backend=wasm")]
+
+
 def log(*args):
     print("bench:", *args, file=sys.stderr, flush=True)
 
@@ -159,6 +163,89 @@ def run_engines(base: str, engines: list, args) -> dict:
             log(f"  {label}: {status} ({r['wallSeconds']} s)")
         browser.close()
     return {"machine": info, "engines": results}
+
+
+def run_startup(base: str, args) -> dict:
+    """Start-up only, interleaved: for each of N rounds and each engine, a new
+    browser profile (cold: empty HTTP cache, Cache Storage and code cache),
+    then the same page again in that profile (warm)."""
+    from playwright.sync_api import sync_playwright
+
+    runs = {key: {"label": label, "cold": [], "warm": [], "snapshot": [], "phases": []}
+            for key, label, _ in STARTUP_ENGINES}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        info = machine_info(browser.version)
+        for round_ in range(args.startup_runs):
+            for key, label, query in STARTUP_ENGINES:
+                context = browser.new_context()
+                try:
+                    for kind in ("cold", "warm"):
+                        page = context.new_page()
+                        page.set_default_timeout(args.page_timeout * 1000)
+                        page.goto(f"{base}/bench/?{query}&startOnly=1&models=squeezenet")
+                        r = page.evaluate("window.benchResult")
+                        if not r.get("start"):
+                            runs[key]["error"] = r.get("unavailable") or r.get("error") or "no start time"
+                            break
+                        runs[key][kind].append(r["start"]["readyMs"])
+                        if key == "polyfill":
+                            runs[key]["snapshot"].append(r["start"].get("snapshot"))
+                            runs[key]["phases"].append({"kind": kind, **(r["start"].get("phases") or {})})
+                        if kind == "cold" and key == "polyfill":  # the next start needs the stored snapshot
+                            page.wait_for_function("webnnPolyfill.engineStats.snapshot !== 'created'"
+                                                   " || webnnPolyfill.engineStats.snapshotStored === true")
+                        page.close()
+                finally:
+                    context.close()
+            log(f"start-up round {round_ + 1}/{args.startup_runs}: " + ", ".join(
+                f"{r['label']} cold {fmt(r['cold'][-1] if r['cold'] else None)} warm {fmt(r['warm'][-1] if r['warm'] else None)}"
+                for r in runs.values()))
+        browser.close()
+    return {"machine": info, "startup": runs}
+
+
+def median(values):
+    values = sorted(values)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def startup_table(startup: dict) -> str:
+    poly, tf = startup.get("polyfill", {}), startup.get("tfjs-wasm", {})
+    out = ["### Start-up: script load → ready, cold and warm profile (ms)\n",
+           "Polyfill: `<script>` inserted → `navigator.ml.createContext()` resolved. TF.js wasm: tf-core + "
+           "wasm backend scripts inserted → `tf.setBackend('wasm')` + `tf.ready()`. Cold = a new browser profile "
+           "(empty HTTP cache, Cache Storage and code cache: the polyfill restores the build-time engine snapshot "
+           "served beside the runtime); warm = the same page again in that profile (the polyfill restores its "
+           "snapshot from Cache Storage). Engines interleaved round by round; medians.\n",
+           "| engine | cold profile | warm profile | runs |", "|---|---:|---:|---:|"]
+    for r in (poly, tf):
+        if not r:
+            continue
+        if r.get("error"):
+            out.append(f"| {r['label']} | unavailable: {str(r['error'])[:100]} | | |")
+            continue
+        out.append(f"| {r['label']} | {fmt(median(r['cold']))} | {fmt(median(r['warm']))} | {len(r['cold'])} |")
+    if poly.get("cold") and tf.get("cold") and not tf.get("error"):
+        out.append(f"| **polyfill / TF.js wasm** | **{ratio(median(poly['cold']), median(tf['cold']))}** | "
+                   f"**{ratio(median(poly['warm']), median(tf['warm']))}** | |")
+    out.append("")
+    if poly.get("phases"):
+        out.append("Polyfill start, median ms after its script ran at which each step finished "
+                   "(`webnnPolyfill.engineStats.phases`); how it started: "
+                   + ", ".join(sorted({str(s) for s in poly["snapshot"]})) + ".\n")
+        names = ["compile", "scripts", "runtimeFetched", "snapshotRead", "librariesCompiled", "memoryRestored",
+                 "librariesRestored", "pyodideReady", "filesWritten", "bridge", "simd", "ready"]
+        out.append("| profile | " + " | ".join(names) + " |")
+        out.append("|---|" + "---:|" * len(names))
+        for kind in ("cold", "warm"):
+            rows = [ph for ph in poly["phases"] if ph["kind"] == kind]
+            out.append(f"| {kind} | " + " | ".join(fmt(median([ph[n] for ph in rows if n in ph])) for n in names) + " |")
+        out.append("")
+    return "\n".join(out)
 
 
 # ------------------------------------------------------------------ tables
@@ -326,6 +413,9 @@ def main(argv=None) -> int:
                    help="seconds after which a repeated measurement stops (once it has 3 runs; default 60)")
     p.add_argument("--warm-starts", type=int, default=1, help="warm-cache starts per engine (default 1)")
     p.add_argument("--page-timeout", type=int, default=900, help="seconds per engine page (default 900)")
+    p.add_argument("--startup-runs", type=int, default=5,
+                   help="rounds of the start-up table (cold + warm profile per engine; default 5, 0 skips it)")
+    p.add_argument("--startup-only", action="store_true", help="only the start-up table")
     args = p.parse_args(argv)
     args.models = [m for m in args.models.split(",") if m]
     wanted = args.engines.split(",")
@@ -345,15 +435,19 @@ def main(argv=None) -> int:
         print(f"bench: models not found under {models_dir} (set WEBNN_MODELS)", file=sys.stderr)
         return 2
 
-    tfjs_problem = ensure_tfjs() if any(k.startswith("tfjs") for k, _, _ in engines) else None
+    tfjs_problem = ensure_tfjs() if args.startup_runs > 0 or any(k.startswith("tfjs") for k, _, _ in engines) else None
     server = serve.start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     try:
         runnable = [e for e in engines if not (tfjs_problem and e[0].startswith("tfjs"))]
-        data = run_engines(base, runnable, args)
+        data = run_engines(base, runnable, args) if not args.startup_only else {"engines": {}}
+        if args.startup_runs > 0:
+            started = run_startup(base, args)
+            data["startup"] = started["startup"]
+            data.setdefault("machine", started["machine"])
     finally:
         server.shutdown()
-    if tfjs_problem:
+    if tfjs_problem and not args.startup_only:
         for key, label, _ in engines:
             if key.startswith("tfjs"):
                 data["engines"][key] = {"label": label, "unavailable": tfjs_problem}
@@ -363,7 +457,8 @@ def main(argv=None) -> int:
     data["command"] = command
     data["runs"] = args.runs
 
-    body = tables(data, args.models)
+    body = (startup_table(data["startup"]) if data.get("startup") else "") + (
+        tables(data, args.models) if data["engines"] else "")
     print(f"Machine: {machine_line(data['machine'])}\n")
     print(body)
     if args.out:
@@ -374,6 +469,8 @@ def main(argv=None) -> int:
         write_markdown(args.markdown, body, command, data["machine"])
         log(f"wrote {args.markdown}")
     ok = available(data["engines"].get("polyfill", {"error": "not run"})) if "polyfill" in wanted else True
+    if args.startup_only:
+        ok = bool(data.get("startup", {}).get("polyfill", {}).get("warm"))
     return 0 if ok else 1
 
 

@@ -1,12 +1,17 @@
 """Build dist/: the polyfill script (classic + ES module), the core as a pure
 wheel, and the verified runtime files beside them.
 
-    python tools/build.py [--no-runtime]
+    python tools/build.py [--no-runtime] [--no-snapshot] [--idl 2026-09|2025-03|FILE]
 
 The scripts are bundled from the ES modules in js/src/ by esbuild (npm, see
 package.json; `./dev setup` runs `npm ci`); the wheel is built from
 pyproject.toml by the standard PEP 517 front end `build` with the hatchling
 back end. One version for both: __version__ in py/webnn_core/__init__.py.
+
+The WebIDL schema (py/webnn_core/idl_schema.json) is generated first from the
+chosen IDL file (--idl 2026-09|2025-03|FILE, default $WEBNN_IDL or the 2026
+IDL) by tools/idl_schema.mjs; the JS shim bundles it and the wheel carries it
+for the Python core.
 """
 from __future__ import annotations
 
@@ -21,6 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build_kernels  # noqa: E402
+import engine_snapshot  # noqa: E402
+import idl_schema  # noqa: E402
 import runtime  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,6 +38,15 @@ ESBUILD = ROOT / "node_modules" / ".bin" / "esbuild"
 HEADER = "// WebNN polyfill: the W3C WebNN API backed by a Python + numpy engine in Pyodide."
 # Entry points in js/src/ -> bundles in dist/ (format, whether it is the ES-module build).
 BUNDLES = {"webnn-polyfill.js": ("install.js", "iife", False), "webnn-polyfill.mjs": ("module.js", "esm", True)}
+
+
+PACKAGE = ROOT / "js" / "package"  # the npm package's package.json template and README
+SCRIPTS = list(BUNDLES)
+TYPES = "webnn-polyfill.d.ts"
+
+
+# TypeScript declarations: generated from the WebNN IDL and the polyfill's own namespace.
+IDL_SOURCES = [ROOT / "spec" / "webnn-2026-09.idl", ROOT / "js" / "webnn-polyfill.idl"]
 
 
 class BuildError(Exception):
@@ -58,12 +74,36 @@ def build_wheel(dest: Path) -> str:
         return wheel.name
 
 
-def bundle(entry: str, out: Path, fmt: str, es_module: bool, wheel: str) -> None:
+# Runtime files besides the wheels, each verified in the browser (js/src/startup.js).
+RUNTIME_FILES = ["pyodide.js", "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip",
+                 "pyodide-lock.json"]
+KERNEL_FILES = ["webnn-kernels.wasm", "webnn-kernels-relaxed.wasm"]
+
+
+def file_entry(path: Path) -> dict:
+    return {"sha256": runtime.sha256(path), "size": path.stat().st_size}
+
+
+def runtime_manifest(runtime_dir: Path, wheel: str) -> dict:
+    """sha256 and size of every file the built script loads (baked into it)."""
+    files = {name: file_entry(runtime_dir / name) for name in RUNTIME_FILES if (runtime_dir / name).is_file()}
+    lock = runtime_dir / "pyodide-lock.json"
+    numpy = runtime.numpy_entry(lock) if lock.is_file() else None
+    if numpy:
+        files[numpy["file_name"]] = {"sha256": numpy["sha256"], "size": (runtime_dir / numpy["file_name"]).stat().st_size}
+    for name in [wheel, *KERNEL_FILES]:
+        if (DIST / name).is_file():
+            files[name] = file_entry(DIST / name)
+    return {"files": files, "numpyWheel": numpy and numpy["file_name"], "snapshot": None}
+
+
+def bundle(entry: str, out: Path, fmt: str, es_module: bool, wheel: str, manifest: dict) -> None:
     """One esbuild bundle of js/src/<entry>, with the build facts of js/src/build_info.js defined."""
     if not ESBUILD.exists():
         raise BuildError(f"{ESBUILD.relative_to(ROOT)} is missing (run ./dev setup, which runs npm ci)")
     defines = {"__WEBNN_POLYFILL_VERSION__": json.dumps(core_version()), "__WEBNN_CORE_WHEEL__": json.dumps(wheel),
-               "__WEBNN_PYODIDE_VERSION__": json.dumps(runtime.VERSION), "__WEBNN_MODULE_URL__": "import.meta.url" if es_module else "null"}
+               "__WEBNN_PYODIDE_VERSION__": json.dumps(runtime.VERSION), "__WEBNN_MODULE_URL__": "import.meta.url" if es_module else "null",
+               "__WEBNN_RUNTIME_MANIFEST__": json.dumps(manifest, sort_keys=True)}
     banner = HEADER + ("\n// ES-module entry: importing it installs navigator.ml like the classic script." if es_module
                        else "\n'use strict';")
     cmd = [str(ESBUILD), str(JS_SRC / entry), "--bundle", f"--format={fmt}", "--charset=utf8",
@@ -74,22 +114,68 @@ def bundle(entry: str, out: Path, fmt: str, es_module: bool, wheel: str) -> None
         raise BuildError(f"esbuild {entry}: {proc.stderr.strip()}")
 
 
-def build(with_runtime: bool = True) -> Path:
+def write_types(dest: Path) -> None:
+    """dest/webnn-polyfill.d.ts from the IDL (tools/idl_dts.mjs, webidl2 from npm)."""
+    proc = subprocess.run(["node", str(ROOT / "tools" / "idl_dts.mjs"), "--out", str(dest / TYPES),
+                           *map(str, IDL_SOURCES)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"tools/idl_dts.mjs failed (./dev setup installs webidl2):\n{proc.stderr}")
+
+
+def write_package(dest: Path) -> dict:
+    """dest/package.json (npm package `webnn-polyfill`) from js/package/package.json,
+    with the shared version and the file lists filled in from what dest holds."""
+    meta = json.loads((PACKAGE / "package.json").read_text())
+    meta["version"] = core_version()
+    own = {*SCRIPTS, TYPES, "package.json", "README.md"}
+    runtime_files = sorted(f.name for f in dest.iterdir() if f.is_file() and f.name not in own
+                           and not f.name.endswith(".tgz"))
+    if not (dest / TYPES).exists():  # declarations not generated (yet): do not promise them
+        meta.pop("types")
+        for target in meta["exports"].values():
+            if isinstance(target, dict):
+                target.pop("types", None)
+    meta["files"] = [*SCRIPTS, *([TYPES] if (dest / TYPES).exists() else []), *runtime_files]
+    meta["webnnPolyfill"]["runtime"] = runtime_files
+    shutil.copyfile(PACKAGE / "README.md", dest / "README.md")
+    (dest / "package.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return meta
+
+
+def build(with_runtime: bool = True, with_snapshot: bool = True, idl: str | None = None) -> Path:
+    idl_schema.generate(idl)
     DIST.mkdir(exist_ok=True)
     for old in [*DIST.glob("webnn_core-*.whl"), *DIST.glob("webnn_polyfill-*.whl")]:
         old.unlink()
     wheel = build_wheel(DIST)
-    for name, (entry, fmt, es_module) in BUNDLES.items():
-        bundle(entry, DIST / name, fmt, es_module, wheel)
     # SIMD microkernels (csrc/): dist/webnn-kernels.wasm, and the native twin for tests.
     # Without clang/wasm-ld this only warns: the polyfill then runs numpy-only.
     build_kernels.build()
+    src = runtime.assemble() if with_runtime else runtime.DEFAULT_DEST
+    manifest = runtime_manifest(src, wheel)
+
+    def bundles():
+        for name, (entry, fmt, es_module) in BUNDLES.items():
+            bundle(entry, DIST / name, fmt, es_module, wheel, manifest)
+
+    bundles()
     if with_runtime:
-        src = runtime.assemble()
         for f in src.iterdir():
             target = DIST / f.name
             if not target.exists() or target.stat().st_size != f.stat().st_size:
                 shutil.copy2(f, target)
+        # The engine snapshot for first visits (made in headless Chromium; without
+        # it the polyfill starts normally). Its hash then goes into the scripts.
+        snapshot = engine_snapshot.build(DIST, manifest, core_version(), wheel) if with_snapshot else None
+        for old in DIST.glob("webnn-engine-*.snapshot.gz"):
+            if snapshot is None or old.name != snapshot["file"]:
+                old.unlink()
+        if snapshot:
+            manifest["files"][snapshot["file"]] = {"sha256": snapshot["sha256"], "size": snapshot["size"]}
+            manifest["snapshot"] = {"file": snapshot["file"], "key": snapshot["key"]}
+            bundles()
+    write_types(DIST)
+    write_package(DIST)  # after the runtime files are in place: it lists them
     print(f"build: dist/ ready ({wheel})", file=sys.stderr)
     return DIST
 
@@ -97,10 +183,14 @@ def build(with_runtime: bool = True) -> Path:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--no-runtime", action="store_true", help="skip assembling the Pyodide runtime")
+    p.add_argument("--no-snapshot", action="store_true",
+                   help="skip the build-time engine snapshot (also: WEBNN_NO_BUILD_SNAPSHOT=1)")
+    p.add_argument("--idl", default=None, help="IDL version (2026-09, 2025-03) or file; default: $WEBNN_IDL or 2026-09")
     args = p.parse_args(argv)
     try:
-        build(with_runtime=not args.no_runtime)
-    except (runtime.RuntimeError_, BuildError) as e:
+        build(with_runtime=not args.no_runtime,
+              with_snapshot=not (args.no_snapshot or os.environ.get("WEBNN_NO_BUILD_SNAPSHOT")), idl=args.idl)
+    except (runtime.RuntimeError_, BuildError, idl_schema.SchemaError) as e:
         print(f"build: error: {e}", file=sys.stderr)
         return 1
     return 0

@@ -36,9 +36,13 @@ def manual(line, before, after, why):
 
 
 manual(2062, "        output[zeros", "    @lower {\n        output[zeros", "lost '@lower {' header line")
+manual(1912, "+ ...)", "+ ..)", "'..' printed as '...': the assert needs the sum of the pack, not its running sums")
+manual(2124, "+ ...)", "+ ..)", "'..' printed as '...': the assert needs the sum of the pack, not its running sums")
+manual(1918, "( shape * ..)", "(_shape * ..)", "leading '_' printed as a space (the volume of '_shape', -1 resolved)")
+manual(4348, "fc * q", "fc * g", "'g' read as 'q' ('g' is the group count defined above)")
 manual(4962, "12_norm", "l2_norm", "'l' read as '1'")
 manual(2088, "U = Z", "u = z", "identifiers capitalised by the extraction (the next lines use 'u' and 'z')")
-manual(2337, "| |", "||", "'||' split into '| |'")
+manual(2337, "| | ...", "|| ..", "'||' split into '| |', and '..' printed as '...' (an any-fold, not running ors)")
 manual(4628, "{padding aligns}\", padding align;", "{padding_aligns}\", padding_align;",
        "'_' printed as a space inside a formatted-string expression and in an argument")
 manual(4176, "}", "", "stray '}' at a page break (the @input block goes on with 'C' on the next page)")
@@ -264,9 +268,9 @@ def main(argv):
         with open(os.path.join(OUT, name + ".sknd"), "w", encoding="utf-8") as f:
             f.write(f"# NNEF 2.0 standard library, module '{name}': the operator definitions printed in\n"
                     f"# the draft's §4 (seed 004), with text-extraction damage repaired by\n"
-                    f"# tools/sknd_from_seed.py (every repair: REPAIRS.md). Do not edit by hand.\n\n")
+                    f"# tools/sknd_from_seed.py (every repair: docs/nnef2-stdlib-repairs.md). Do not edit by hand.\n\n")
             f.write("\n\n".join(op.strip("\n") for op in ops) + "\n")
-    with open(os.path.join(OUT, "REPAIRS.md"), "w", encoding="utf-8") as f:
+    with open(os.path.join(ROOT, "docs", "nnef2-stdlib-repairs.md"), "w", encoding="utf-8") as f:
         f.write("# Repairs of the seed's §4 text\n\nWritten by `python3 tools/sknd_from_seed.py`; "
                 "one row per repair (seed line, rule, before, after).\n\n| seed line | repair | before | after |\n"
                 "|---|---|---|---|\n")

@@ -6,6 +6,8 @@ by tools/wpt_cases.js with Node); results are compared with WPT's metrics
 work; the browser run through wpt_runner remains the real conformance check.
 
     python tools/wpt_native.py [--wpt ROOT] relu conv2d ...   (names or globs of conformance files)
+    python tools/wpt_native.py --round-trip                    (also: each built graph, saved as
+        plain data and loaded into a fresh context, gives byte-identical outputs)
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ sys.path.insert(0, str(ROOT / "py"))
 
 from webnn_core import Context, WebNNError  # noqa: E402
 from webnn_core import dtypes  # noqa: E402
+from webnn_core.plain import from_json, to_json  # noqa: E402
 
 
 def default_wpt_root() -> Path | None:
@@ -71,7 +74,20 @@ def _array(dtype, shape, data):
     return np.array(data, dtype=np.float64).astype(dtypes.numpy_dtype(dtype)).reshape(shape)
 
 
-def run_case(case) -> tuple[bool, str]:
+def round_trip(graph, feeds, results) -> str:
+    """Save `graph` as JSON + buffers, load it into a fresh context and run it:
+    '' when every output is byte-identical to `results`, else what differs."""
+    text, buffers = to_json(graph)
+    ctx = Context("cpu")
+    again = ctx.compute(from_json(ctx, text, buffers), feeds)
+    for name, want in results.items():
+        got = again[name]
+        if got.dtype != want.dtype or got.shape != want.shape or got.tobytes() != want.tobytes():
+            return f"round trip: output {name} differs"
+    return ""
+
+
+def run_case(case, check_round_trip=False) -> tuple[bool, str]:
     graph = case["graph"]
     ctx = Context("cpu")
     b = ctx.graph_builder()
@@ -123,6 +139,10 @@ def run_case(case) -> tuple[bool, str]:
                 return False, f"{name}: descriptor {o.dtype}{list(o.shape)} != {want['dataType']}{want['shape']}"
         g = b.build({name: operands[name] for name in expected})
         results = ctx.compute(g, feeds)
+        if check_round_trip:
+            problem = round_trip(g, feeds, results)
+            if problem:
+                return False, problem
     except WebNNError as e:
         return False, f"{type(e).__name__}: {e}"
     except Exception as e:  # an engine bug: report it as this case's failure
@@ -187,6 +207,8 @@ def main(argv=None) -> int:
     p.add_argument("patterns", nargs="*", help="conformance file stems or globs (default: all)")
     p.add_argument("--wpt", type=Path, default=default_wpt_root())
     p.add_argument("-v", "--verbose", action="store_true", help="list passing cases too")
+    p.add_argument("--round-trip", action="store_true",
+                   help="also check that each graph round-trips through plain data (webnn_core.plain)")
     args = p.parse_args(argv)
     if args.wpt is None:
         print("no WPT tree: set WPT_DIR or extract one into ~/.cache/pywebnn/wpt/", file=sys.stderr)
@@ -196,7 +218,7 @@ def main(argv=None) -> int:
         cases = load_cases(args.wpt, [f])
         fp = 0
         for case in cases:
-            ok, msg = run_case(case)
+            ok, msg = run_case(case, args.round_trip)
             fp += ok
             if not ok or args.verbose:
                 print(f"{'PASS' if ok else 'FAIL'} {Path(f).name} :: {case['name']} {msg}")

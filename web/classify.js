@@ -1,6 +1,6 @@
 import { MODELS, createClassifier, loadLabels, topK } from './lib/models.js';
 import { imageToTensor } from './lib/image.js';
-import { $, requirePolyfill, Status, fmtMs, showError, clearError, catchGlobalErrors, carryQuery, topFiveList } from './lib/ui.js';
+import { $, requirePolyfill, Status, followEngineProgress, fmtMs, showError, clearError, catchGlobalErrors, carryQuery, topFiveList } from './lib/ui.js';
 
 const cfg = self.GALLERY_CONFIG;
 const status = new Status($('#status'));
@@ -83,14 +83,18 @@ async function run() {
     const fresh = !c;
     if (!c) {
       const engineStarted = webnnPolyfill.engineStats.startMs != null;
+      let unfollow = () => {};
       c = await createClassifier(modelId, {
         deviceType: dev, weightsBase: cfg.weightsBase,
         onStage: (stage, f) => {
-          if (stage === 'engine') status.show(engineStarted ? `Creating a ${dev} context…` : 'Starting the WebNN engine (Pyodide + numpy, a few seconds)…');
-          else if (stage === 'weights') status.show(`Loading ${model.title} weights… ${Math.round(f * 100)} %`, f);
+          if (stage !== 'engine') unfollow();
+          if (stage === 'engine') {
+            if (engineStarted) status.show(`Creating a ${dev} context…`);
+            else unfollow = followEngineProgress(status);  // the polyfill's load progress on the bar
+          } else if (stage === 'weights') status.show(`Loading ${model.title} weights… ${Math.round(f * 100)} %`, f);
           else if (stage === 'build') status.show('Building the graph…');
         },
-      });
+      }).finally(() => unfollow());
       classifiers.set(key, c);
     }
     setTiming('engine', fmtMs(webnnPolyfill.engineStats.startMs));

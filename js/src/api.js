@@ -2,11 +2,11 @@
 // MLTensor. Each method converts its arguments (WebIDL), then asks the core;
 // the core owns every state check and all op validation.
 
-import { IDL_OPS, IDL_SEQUENCE_RESULTS } from './idl_tables.js';
+import { IDL_OPS } from './idl_tables.js';
 import { INTERNAL, bytesOf, convert, convertRecord, converters, defineAttribute, defineInterface, defineOperation, promiseOperation, requireArgs, toBufferSource, toUSVString } from './webidl.js';
 import { ENGINE, engine, py, ref } from './engine.js';
-import { SIMD } from './simd.js';
 import { ENGINE_STATS } from './config.js';
+import { defaultBackendOptions } from './simd.js';
 
 // Internal slots of every interface instance: object -> {kind, handle, ...}.
 export const slots = new WeakMap();
@@ -62,18 +62,21 @@ defineOperation(ML.prototype, 'createContext', 0, promiseOperation(function (opt
   brand(this, 'ML', 'ML.createContext');
   let deviceType = 'cpu';
   let powerPreference = 'default';
+  let accelerated = true;
   let gpuDevice = null;
   if (typeof GPUDevice !== 'undefined' && options instanceof GPUDevice) {
     gpuDevice = options;
     deviceType = 'gpu';
   } else {
+    // deviceType is an extension (spec/extensions.json): browsers and WPT still pass it.
     const o = convert('MLContextOptions', options, 'createContext: options');
     deviceType = o.deviceType;
     powerPreference = o.powerPreference;
+    accelerated = o.accelerated !== undefined ? o.accelerated : true;
   }
   return engine().then(() => {
-    const handle = py('create_context', [deviceType, powerPreference, { fastPaths: SIMD.fastPaths }]);
-    return newContext(handle, deviceType, gpuDevice);
+    const handle = py('create_context', [deviceType, powerPreference, defaultBackendOptions()]);
+    return newContext(handle, deviceType, gpuDevice, accelerated);
   });
 }));
 
@@ -81,11 +84,11 @@ defineOperation(ML.prototype, 'createContext', 0, promiseOperation(function (opt
 export class MLContext { constructor(token) { illegalConstructor(token); } }
 defineInterface(MLContext, 'MLContext', 0);
 
-function newContext(handle, deviceType, gpuDevice) {
+function newContext(handle, deviceType, gpuDevice, accelerated) {
   const ctx = new MLContext(INTERNAL);
   let resolveLost;
   const lost = new Promise((r) => { resolveLost = r; });
-  slots.set(ctx, { kind: 'MLContext', handle, deviceType, gpuDevice, destroyed: false, lost, resolveLost });
+  slots.set(ctx, { kind: 'MLContext', handle, deviceType, gpuDevice, accelerated, destroyed: false, lost, resolveLost });
   released.register(ctx, ['release', handle]);
   return ctx;
 }
@@ -97,14 +100,13 @@ defineOperation(MLContext.prototype, 'opSupportLimits', 0, function () {
   return JSON.parse(s.limitsJson);  // a fresh dictionary per call
 });
 
-// engineStats.kernels (below): one context's cpu kernel switches and profile.
+// A small handle for benchmarks and debugging (webnnPolyfill.engineStats.kernels):
+// the switches and profile of one context's cpu kernels (each context owns its own).
 function kernelDebug(ctx, action, ...args) {
   const s = slotOf(ctx, 'MLContext', `engineStats.kernels.${action}: context`);
   return py('kernel_debug', [ref(s.handle), action, ...args]);
 }
 
-// A small handle for benchmarks and debugging (webnnPolyfill.engineStats.kernels):
-// the switches and profile of one context's cpu kernels.
 ENGINE_STATS.kernels = {
   status: (ctx) => kernelDebug(ctx, 'status'),
   // Graphs are compiled (fusion, packing) at build(): build after switching.
@@ -133,19 +135,54 @@ defineAttribute(MLContext.prototype, 'lost', function () {
   }
 });
 
+defineAttribute(MLContext.prototype, 'accelerated', function () {
+  return brand(this, 'MLContext', 'MLContext.accelerated').accelerated;
+});
+
+function newTensor(handle, context, desc, constant) {
+  const tensor = new MLTensor(INTERNAL);
+  slots.set(tensor, {
+    kind: 'MLTensor', handle, context, dataType: desc.dataType, shape: frozenShape(desc.shape),
+    readable: !!desc.readable, writable: !!desc.writable, constant, destroyed: false,
+  });
+  released.register(tensor, ['release', handle]);
+  return tensor;
+}
+
 defineOperation(MLContext.prototype, 'createTensor', 1, promiseOperation(function (...args) {
   const s = brand(this, 'MLContext', 'MLContext.createTensor');
   requireArgs(args, 1, 'MLContext.createTensor');
   const desc = convert('MLTensorDescriptor', args[0], 'createTensor: descriptor');
-  const handle = py('create_tensor', [ref(s.handle), desc]);
-  const tensor = new MLTensor(INTERNAL);
-  slots.set(tensor, {
-    kind: 'MLTensor', handle, context: s, dataType: desc.dataType, shape: frozenShape(desc.shape),
-    readable: desc.readable, writable: desc.writable, destroyed: false,
-  });
-  released.register(tensor, ['release', handle]);
-  return tensor;
+  return newTensor(py('create_tensor', [ref(s.handle), desc]), s, desc, false);
 }));
+
+// A tensor that is neither readable nor writable, filled once, for constant(MLTensor).
+defineOperation(MLContext.prototype, 'createConstantTensor', 2, promiseOperation(function (...args) {
+  const s = brand(this, 'MLContext', 'MLContext.createConstantTensor');
+  requireArgs(args, 2, 'MLContext.createConstantTensor');
+  const desc = convert('MLOperandDescriptor', args[0], 'createConstantTensor: descriptor');
+  const source = toBufferSource(args[1], 'createConstantTensor: inputData');
+  const handle = py('create_constant_tensor', [ref(s.handle), desc], copyBytes(source));
+  return newTensor(handle, s, desc, true);
+}));
+
+// GPU interop arrives with the WebGPU backend; until then no context can export.
+defineOperation(MLContext.prototype, 'createExportableTensor', 2, promiseOperation(function (...args) {
+  brand(this, 'MLContext', 'MLContext.createExportableTensor');
+  requireArgs(args, 2, 'MLContext.createExportableTensor');
+  convert('MLTensorDescriptor', args[0], 'createExportableTensor: descriptor');
+  if (typeof GPUDevice === 'undefined' || !(args[1] instanceof GPUDevice)) {
+    throw new TypeError('createExportableTensor: gpuDevice is not a GPUDevice');
+  }
+  throw new DOMException('createExportableTensor: exporting tensors to WebGPU is not supported yet', 'NotSupportedError');
+}));
+
+defineOperation(MLContext.prototype, 'exportToGPU', 1, function (...args) {
+  brand(this, 'MLContext', 'MLContext.exportToGPU');
+  requireArgs(args, 1, 'MLContext.exportToGPU');
+  slotOf(args[0], 'MLTensor', 'exportToGPU: tensor');
+  throw new DOMException('exportToGPU: exporting tensors to WebGPU is not supported yet', 'NotSupportedError');
+});
 
 defineOperation(MLContext.prototype, 'writeTensor', 2, function (...args) {
   const s = brand(this, 'MLContext', 'MLContext.writeTensor');
@@ -262,7 +299,7 @@ defineOperation(MLContext.prototype, 'compute', 3, promiseOperation(function (..
 // ------------------------------------------------------------------------ MLTensor
 export class MLTensor { constructor(token) { illegalConstructor(token); } }
 defineInterface(MLTensor, 'MLTensor', 0);
-for (const attr of ['dataType', 'shape', 'readable', 'writable']) {
+for (const attr of ['dataType', 'shape', 'readable', 'writable', 'constant']) {
   defineAttribute(MLTensor.prototype, attr, function () { return brand(this, 'MLTensor', `MLTensor.${attr}`)[attr]; });
 }
 defineOperation(MLTensor.prototype, 'destroy', 0, function () {
@@ -316,14 +353,20 @@ defineOperation(builderProto, 'input', 2, function (...args) {
   return newOperand(py('builder_input', [ref(s.handle), name, desc]));
 });
 
-defineOperation(builderProto, 'constant', 2, function (...args) {
+// Three overloads (WebIDL overload resolution): constant(MLTensor) for one argument;
+// with two, a string picks (MLOperandDataType dataType, MLNumber value), anything
+// else (MLOperandDescriptor, AllowSharedBufferSource).
+defineOperation(builderProto, 'constant', 1, function (...args) {
   const s = brand(this, 'MLGraphBuilder', 'MLGraphBuilder.constant');
-  requireArgs(args, 2, 'MLGraphBuilder.constant');
+  requireArgs(args, 1, 'MLGraphBuilder.constant');
+  if (args.length === 1) {
+    const t = slotOf(args[0], 'MLTensor', 'constant: tensor');
+    return newOperand(py('builder_constant_tensor', [ref(s.handle), ref(t.handle)]));
+  }
   if (args[0] !== null && args[0] !== undefined && typeof args[0] !== 'object') {
-    // constant(MLOperandDataType type, MLNumber value)
-    const type = convert('MLOperandDataType', args[0], 'constant: type');
+    const dataType = convert('MLOperandDataType', args[0], 'constant: dataType');
     const value = convert('number', args[1], 'constant: value');
-    return newOperand(py('builder_constant_scalar', [ref(s.handle), type, value]));
+    return newOperand(py('builder_constant_scalar', [ref(s.handle), dataType, value]));
   }
   const desc = convert('MLOperandDescriptor', args[0], 'constant: descriptor');
   const buffer = toBufferSource(args[1], 'constant: buffer');
@@ -348,9 +391,7 @@ defineOperation(builderProto, 'build', 1, promiseOperation(function (...args) {
 }));
 
 // Every op method, generated from its WebIDL signature.
-for (const [name, signature] of Object.entries(IDL_OPS)) {
-  const params = signature.filter((p) => Array.isArray(p));
-  const optionsType = signature.find((p) => typeof p === 'string');
+for (const [name, { params, options: optionsType, returnsSequence }] of Object.entries(IDL_OPS)) {
   const what = `MLGraphBuilder.${name}`;
   defineOperation(builderProto, name, params.length, function (...args) {
     const s = brand(this, 'MLGraphBuilder', what);
@@ -367,6 +408,6 @@ for (const [name, signature] of Object.entries(IDL_OPS)) {
     if (positional !== params) converted.push(null);
     const options = convert(optionsType, optionsArg, `${name}: options`);
     const result = py('builder_op', [ref(s.handle), name, converted, options]);
-    return IDL_SEQUENCE_RESULTS.has(name) ? result.map(newOperand) : newOperand(result);
+    return returnsSequence ? result.map(newOperand) : newOperand(result);
   });
 }

@@ -5,7 +5,10 @@
 import { SCRIPT_URL } from './build_info.js';
 
 export const CONFIG = Object.assign(
-  { runtimeBase: null, replaceNative: false, debug: false, fastPaths: true, snapshot: true },
+  { runtimeBase: null, replaceNative: false, debug: false, fastPaths: true,
+    // startup.js: engine snapshots (Cache Storage; buildSnapshot: the one served
+    // beside the runtime), fetching the runtime at script load, progress callback.
+    snapshot: true, buildSnapshot: true, prefetch: true, onProgress: null },
   globalThis.WEBNN_POLYFILL_CONFIG || {});
 
 // Where this script was loaded from: the runtime files sit beside it by default.

@@ -5,6 +5,7 @@ import { POLYFILL_VERSION } from './build_info.js';
 import { INTERNAL, defineAttribute } from './webidl.js';
 import { CONFIG, ENGINE_STATS, RUNTIME_BASE } from './config.js';
 import { ENGINE, engine } from './engine.js';
+import { PROGRESS, PROGRESS_EVENTS, exportEngineSnapshot, prefetchRuntime } from './startup.js';
 import { ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLTensor } from './api.js';
 import { exportNNEF, loadNNEF } from './nnef.js';
 
@@ -39,6 +40,13 @@ function install() {
       runtimeBase: RUNTIME_BASE,
       engineStats: ENGINE_STATS,
       ready: () => engine().then(() => true),
+      // Load progress: 'progress' events whose detail is {phase, loaded, total,
+      // fraction} (also CONFIG.onProgress); progress() is the latest.
+      addEventListener: (type, listener, options) => PROGRESS_EVENTS.addEventListener(type, listener, options),
+      removeEventListener: (type, listener, options) => PROGRESS_EVENTS.removeEventListener(type, listener, options),
+      progress: () => ({ ...PROGRESS }),
+      // For tools/engine_snapshot.py only: a fresh engine's snapshot, gzipped.
+      ...(CONFIG.snapshotTooling ? { _exportEngineSnapshot: exportEngineSnapshot } : {}),
       // The Pyodide instance, for tools and debugging (null before the engine starts).
       pyodide: () => (ENGINE ? ENGINE.pyodide : null),
       // NNEF import/export (js/src/nnef.js).
@@ -50,4 +58,4 @@ function install() {
   return true;
 }
 
-install();
+if (install() && CONFIG.prefetch !== false) prefetchRuntime();

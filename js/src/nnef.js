@@ -9,7 +9,8 @@
 // FileList or array of File (a folder picked with webkitdirectory); or an object
 // {relativePath: ArrayBuffer | typed array | Blob | string}.
 // `options`: {gelu: 'nnef' | 'exact', variables: 'auto' | 'constant' | 'state',
-// quantization: boolean}. The result's `graph` is an MLGraph for
+// quantization: boolean}; for NNEF 2.0 (SkriptND: main.sknd, told apart from 1.0 by
+// content in the core) also {graph: name, attrs: {name: value}}. The result's `graph` is an MLGraph for
 // `context.dispatch()`; `inputs`/`outputs` map names to {dataType, shape}.
 // Errors reject with the core's typed errors: SyntaxError (grammar), DataError
 // (semantics, tensor files) and NotSupportedError (operations WebNN cannot express),
@@ -44,10 +45,16 @@ async function nnefCollect(source) {
     const url = new URL(String(source), globalThis.location ? globalThis.location.href : undefined);
     if (NNEF_ARCHIVE.test(url.pathname)) return [[url.pathname.split('/').pop(), await nnefFetch(url.href)]];
     const base = url.pathname.endsWith('/') ? url.href : new URL('./', url.href).href;
-    const graphUrl = url.pathname.endsWith('/') ? new URL('graph.nnef', base).href : url.href;
-    const graphBytes = await nnefFetch(graphUrl);
+    const folder = url.pathname.endsWith('/');
+    // a folder holds graph.nnef (NNEF 1.0) or main.sknd (NNEF 2.0)
+    let mainName = url.pathname.endsWith('.sknd') ? 'main.sknd' : 'graph.nnef';
+    let graphBytes = await nnefFetch(folder ? new URL('graph.nnef', base).href : url.href, folder);
+    if (graphBytes === null) {
+      mainName = 'main.sknd';
+      graphBytes = await nnefFetch(new URL('main.sknd', base).href);
+    }
     const needed = py('nnef_required_files', [new TextDecoder().decode(graphBytes)]);
-    const entries = [['graph.nnef', graphBytes]];
+    const entries = [[mainName, graphBytes]];
     const fetched = await Promise.all(needed.map((p) => nnefFetch(new URL(p, base).href)));
     needed.forEach((p, i) => entries.push([p, fetched[i]]));
     const quant = await nnefFetch(new URL('graph.quant', base).href, true);
@@ -77,6 +84,11 @@ export async function loadNNEF(context, source, options) {
     if (typeof options !== 'object') throw new TypeError('loadNNEF: options must be an object');
     for (const key of ['gelu', 'variables']) if (options[key] !== undefined) opts[key] = String(options[key]);
     if (options.quantization !== undefined) opts.quantization = !!options.quantization;
+    if (options.graph !== undefined) opts.graph = String(options.graph);
+    if (options.attrs !== undefined && options.attrs !== null) {
+      if (typeof options.attrs !== 'object') throw new TypeError('loadNNEF: options.attrs must be an object');
+      opts.attrs = JSON.parse(JSON.stringify(options.attrs));
+    }
   }
   const entries = await nnefCollect(source);
   let total = 0;

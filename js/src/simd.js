@@ -16,11 +16,17 @@
 // leaves the engine on its numpy kernels, with the reason in
 // webnnPolyfill.engineStats.simd.
 
-import { CONFIG, ENGINE_STATS, RUNTIME_BASE } from './config.js';
+import { CONFIG, ENGINE_STATS } from './config.js';
+import { ENGINE_MEMORY, RuntimeIntegrityError, fetchVerified } from './startup.js';
 
 // fastPaths: the setting every new context's cpu backend starts with (each
 // context owns its switch; engineStats.kernels.setFastPaths(ctx, on) flips one).
-export const SIMD = { memory: null, restore: null, fastPaths: true };
+const SIMD = { memory: null, restore: null, fastPaths: true };
+
+// The backend options a new context gets from the page's setting.
+export function defaultBackendOptions() {
+  return { fastPaths: SIMD.fastPaths };
+}
 
 // A minimal module using v128 (i32.const 0; i8x16.splat; i8x16.popcnt).
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0,
@@ -94,10 +100,9 @@ function pyToJs(value) {
   return value;
 }
 
-async function fetchBytes(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return response.arrayBuffer();
+// The kernels are runtime files too: verified against the build's sha256.
+async function fetchBytes(name) {
+  return fetchVerified(name);
 }
 
 async function loadKernelModule(memory, allowRelaxed) {
@@ -105,13 +110,14 @@ async function loadKernelModule(memory, allowRelaxed) {
   let bytes = null;
   if (allowRelaxed) {
     try {
-      bytes = await fetchBytes(RUNTIME_BASE + 'webnn-kernels-relaxed.wasm');
+      bytes = await fetchBytes('webnn-kernels-relaxed.wasm');
       if (!WebAssembly.validate(bytes)) bytes = null;  // no relaxed SIMD here
     } catch (e) {
+      if (e instanceof RuntimeIntegrityError) throw e;  // tampered: refuse, do not fall back
       bytes = null;
     }
   }
-  if (!bytes) bytes = await fetchBytes(RUNTIME_BASE + 'webnn-kernels.wasm');
+  if (!bytes) bytes = await fetchBytes('webnn-kernels.wasm');
   const { instance } = await WebAssembly.instantiate(bytes, { env: { memory } });
   return instance.exports;
 }
@@ -119,6 +125,7 @@ async function loadKernelModule(memory, allowRelaxed) {
 // Called once numpy and webnn_core are loaded.
 export async function simdAttach(pyodide) {
   if (SIMD.restore) SIMD.restore();
+  if (!SIMD.memory) SIMD.memory = ENGINE_MEMORY.memory;  // startup.js saw Pyodide's memory
   const fast = pyodide.pyimport('webnn_core.backends.cpu.fast');
   const setting = simdSetting();
   SIMD.fastPaths = setting !== false;
@@ -128,6 +135,7 @@ export async function simdAttach(pyodide) {
     const exports = await loadKernelModule(SIMD.memory, setting !== 'simd128');
     status = pyToJs(fast.attach_wasm(exports));
   } catch (e) {
+    if (e instanceof RuntimeIntegrityError) throw e;  // fails the start, naming the file
     fast.unavailable(`wasm kernels unavailable: ${e && e.message ? e.message : e}`);
     status = pyToJs(fast.status());
   }

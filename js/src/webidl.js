@@ -1,9 +1,9 @@
-// WebIDL machinery: argument conversion by type code (see idl_tables.js) and
+// WebIDL machinery: argument conversion by type code (see tools/idl_schema.mjs) and
 // helpers that make plain JS classes behave like WebIDL interfaces
 // (non-constructible interface objects, enumerable operations with the right
 // length, brand checks, "get x" accessors, Symbol.toStringTag).
 
-import { IDL_DICTS, IDL_ENUMS } from './idl_tables.js';
+import { IDL_ALIASES, IDL_DICTS, IDL_ENUMS } from './idl_tables.js';
 
 const MAX_U32 = 4294967295;
 
@@ -131,10 +131,17 @@ function convertDictionary(name, value, what) {
     const v = value == null ? undefined : value[member];
     if (v === undefined) {
       if (required) throw typeError(`${what}: required member '${member}' of ${name} is missing`);
-      if (defaultValue !== undefined) out[member] = defaultValue;
+      if (defaultValue !== null && defaultValue !== undefined) out[member] = defaultValue;
       continue;
     }
     out[member] = convert(type, v, `${what}.${member}`);
+  }
+  // Older drafts' member names (spec/extensions.json), read only when the new member is absent.
+  for (const [alias, member] of Object.entries(IDL_ALIASES[name] || {})) {
+    const v = value == null ? undefined : value[alias];
+    if (v === undefined || (value[member] !== undefined)) continue;
+    const type = IDL_DICTS[name].find((m) => m[0] === member)[1];
+    out[member] = convert(type, v, `${what}.${alias}`);
   }
   return out;
 }

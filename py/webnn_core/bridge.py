@@ -84,6 +84,14 @@ def builder_constant_scalar(builder, dtype, value):
     return _operand_info(builder.constant_scalar(dtype, value))
 
 
+def builder_constant_tensor(builder, tensor):
+    return _operand_info(builder.constant_tensor(tensor))
+
+
+def create_constant_tensor(context, descriptor, data):
+    return _register(context.create_constant_tensor(descriptor, data))
+
+
 def builder_op(builder, name, args, options):
     result = builder.op(name, *args, **options)
     if isinstance(result, list):
@@ -154,9 +162,10 @@ def release_builder(builder):
 
 METHODS = {f.__name__: f for f in (
     create_context, op_support_limits, destroy_context, new_builder, builder_input, builder_constant,
-    builder_constant_scalar, builder_op, builder_build, destroy_graph, create_tensor, write_tensor,
-    read_tensor, destroy_tensor, dispatch, kernel_debug, release, release_builder)}
-_TAKES_DATA = {"builder_constant", "write_tensor"}
+    builder_constant_scalar, builder_constant_tensor, builder_op, builder_build, destroy_graph, create_tensor,
+    create_constant_tensor, write_tensor, read_tensor, destroy_tensor, dispatch, kernel_debug, release,
+    release_builder)}
+_TAKES_DATA = {"builder_constant", "write_tensor", "create_constant_tensor"}
 
 
 def call(method: str, payload: str, data=None):
@@ -175,16 +184,16 @@ def call(method: str, payload: str, data=None):
         return json.dumps({"error": [err.js_name, err.message, traceback.format_exc()]})
 
 
-# -- NNEF (webnn_core.nnef.jsapi; JS side: js/src/nnef.js) -------------------------------
+# -- NNEF (webnn_core.nnef.jsapi, 2.0 via webnn_core.nnef2.jsapi; JS side: js/src/nnef.js) ---
 def nnef_load(context, manifest, options, data):
-    from .nnef import jsapi
+    from .nnef2 import jsapi  # tells 1.0 from 2.0 by content
 
     model, info = jsapi.load(context, manifest, options, data)
     return {"graph": _register(model.graph), **info}
 
 
 def nnef_required_files(graph_text):
-    from .nnef import jsapi
+    from .nnef2 import jsapi
 
     return jsapi.required_files(graph_text)
 

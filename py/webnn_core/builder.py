@@ -1,20 +1,22 @@
 """MLGraphBuilder: input/constant/build and the generic op entry point.
 
 Every op call goes through `GraphBuilder.op()`, which applies the steps common
-to all ops (state check, cross-builder check, data types from the op's
-`limits`, output descriptor checks) around the op's own `infer`, and turns
-validation failures into TypeErrors carrying the op's label.
+to all ops (state check, the IDL's option defaults and enum checks from the
+generated schema, cross-builder check, data types from the op's `limits`, ranks
+from the spec's tables, output descriptor checks) around the op's own `infer`,
+and turns validation failures into TypeErrors carrying the op's label. JS, the
+importers and Python callers all come through here.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, schema
 from .errors import Invalid, InvalidStateError, WebNNTypeError
-from .graph import Graph, Node, Operand
+from .graph import Graph, Node, Operand, normalise_call
 from .ops import ops
-
-MAX_RANK = 8
+from .registry import MAX_RANK
+from .spec_ranks import RANKS
 MAX_DIMENSION = 2**32 - 1
 # Chromium's value; WPT needs it to be 3 mod 4 (see digest §2.1).
 MAX_TENSOR_BYTE_LENGTH = 2**31 - 1
@@ -97,6 +99,17 @@ class GraphBuilder:
             raise WebNNTypeError(f"constant: data type {dtype} is not supported")
         return Operand(self, dtype, (), "constant", value=np.array(dtypes.cast_number(value, dtype)))
 
+    def constant_tensor(self, tensor) -> Operand:
+        """The `constant(MLTensor)` overload: an operand holding a constant tensor's data."""
+        if getattr(tensor, "context", None) is not self.context or not hasattr(tensor, "constant"):
+            raise WebNNTypeError("constant: the tensor belongs to another context")
+        if tensor.destroyed:
+            raise WebNNTypeError("constant: the tensor is destroyed")
+        if not tensor.constant:
+            raise WebNNTypeError("constant: the tensor was not created by createConstantTensor()")
+        self._check_state("constant")
+        return Operand(self, tensor.dtype, tensor.shape, "constant", value=self.context.backend.read(tensor.data))
+
     # -- ops ------------------------------------------------------------------
     def op(self, name: str, *args, **options):
         op = ops().get(name)
@@ -111,31 +124,39 @@ class GraphBuilder:
         if not self.context.backend.supports(op):
             raise _labelled(label, name, "the operation is not supported by this context's backend")
         try:
+            schema.normalize_args(name, args)
+            options = schema.normalize_options(name, options)
+            operands = {}
             for key, value in zip(op.params, args):
-                self._check_operand_argument(op, key, value, label)
+                if self._check_operand_argument(op, key, value, label):
+                    operands[key] = value
             for key in op.option_operands:
                 if options.get(key) is not None:
                     self._check_operand_argument(op, key, options[key], label)
+                    operands[key] = options[key]
+            _check_ranks(op, operands)
             inferred = op.infer(*args, **options)
             for dtype, shape in inferred.outputs:
                 check_descriptor(dtype, shape, dtypes.ALL_TYPES, "output")
         except Invalid as e:
             raise _labelled(label, name, e) from None
-        node = Node(op, inferred.inputs, inferred.attrs, label)
-        node.call = (args, options)
+        operands, attrs = normalise_call(op, args, options)
+        node = Node(op, inferred.inputs, operands, attrs, label)
         node.outputs = [Operand(self, dt, shp, "output", node=node) for dt, shp in inferred.outputs]
         return node.outputs if getattr(op, "returns_sequence", False) else node.outputs[0]
 
     def _check_operand_argument(self, op, key, value, label):
+        """Check an operand argument's builder and data type; False if `key` is no operand."""
         if isinstance(value, (list, tuple)) and key in op.limits:  # e.g. concat's inputs
             for v in value:
                 self._check_operand_argument(op, key, v, label)
-            return
+            return True
         if key not in op.limits:
-            return  # not an operand parameter (axis, newShape, ...)
+            return False  # not an operand parameter (axis, newShape, ...)
         self._own(value, op.name, label)
         if value.dtype not in op.limits[key]:
             raise Invalid(f"{key}: data type {value.dtype} is not supported (supported: {', '.join(op.limits[key])})")
+        return True
 
     def __getattr__(self, name):
         # builder.relu(x), builder.conv2d(x, w, padding=[...]) for Python callers.
@@ -168,6 +189,26 @@ class GraphBuilder:
         graph.plan = self.context.backend.plan(graph)
         self.built = True
         return graph
+
+
+def _check_ranks(op, operands: dict) -> None:
+    """The spec's allowed ranks (spec_ranks.RANKS, also reported by opSupportLimits)."""
+    table = RANKS.get(op.name, {})
+    for key, value in operands.items():
+        for operand in value if isinstance(value, (list, tuple)) else (value,):
+            rule = table.get(key)
+            rank = len(operand.shape)
+            if isinstance(rule, str):
+                other = operands.get(rule)
+                if isinstance(other, (list, tuple)):
+                    other = other[0] if other else None
+                if other is not None and rank != len(other.shape):
+                    raise Invalid(f"{key} must have the rank of {rule} ({len(other.shape)}), got rank {rank}")
+                continue
+            lo, hi = op.rank_range(key)
+            if not lo <= rank <= hi:
+                allowed = str(lo) if lo == hi else f"{lo} to {hi}"
+                raise Invalid(f"{key} must have rank {allowed}, got rank {rank}")
 
 
 def _array_from(dtype, shape, data, what):

@@ -9,19 +9,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, schema
 from .backends import create_backend
 from .builder import MAX_TENSOR_BYTE_LENGTH, GraphBuilder, check_descriptor
 from .errors import Invalid, InvalidStateError, NotSupportedError, WebNNTypeError
 from .ops import ops
+from .registry import MAX_RANK
 
 DEVICE_TYPES = ("cpu", "gpu", "npu")
 POWER_PREFERENCES = ("default", "high-performance", "low-power")
 
 
 class Tensor:
-    def __init__(self, context, dtype, shape, readable, writable):
+    def __init__(self, context, dtype, shape, readable, writable, constant=False):
         self.context = context
+        self.constant = constant  # createConstantTensor(): immutable, only for builder.constant(tensor)
         self.dtype = dtype
         self.shape = tuple(shape)
         self.readable = bool(readable)
@@ -68,14 +70,17 @@ class Context:
 
     # -- capabilities ---------------------------------------------------------
     def op_support_limits(self) -> dict:
-        """What the op registry allows, narrowed to what this context's backend runs."""
+        """MLOpSupportLimits with the members of the IDL the schema was built from: what
+        the op registry allows, narrowed to what this context's backend runs."""
         registry = ops()
-        per_op = self.backend.op_support_limits({name: op.support_limits() for name, op in registry.items()},
-                                                registry)
+        members = schema.schema()["supportLimits"]["ops"]
+        per_op = self.backend.op_support_limits(
+            {name: registry[name].support_limits(keys) for name, keys in members.items()}, registry)
+        any_rank = {"min": 0, "max": MAX_RANK}
         return {
             "preferredInputLayout": self.backend.preferred_input_layout,
             "maxTensorByteLength": MAX_TENSOR_BYTE_LENGTH,
-            **{k: {"dataTypes": list(v)} for k, v in self.io_types.items()},
+            **{k: {"dataTypes": list(v), "rankRange": dict(any_rank)} for k, v in self.io_types.items()},
             **per_op,
         }
 
@@ -91,6 +96,19 @@ class Context:
             raise WebNNTypeError(str(e)) from None
         return Tensor(self, descriptor["dataType"], shape, descriptor.get("readable", False), descriptor.get("writable", False))
 
+    def create_constant_tensor(self, descriptor: dict, data) -> Tensor:
+        """createConstantTensor(): neither readable nor writable, filled now from `data`
+        (bytes-like of exactly the byte length, or a numpy array of that shape)."""
+        self._check_alive("createConstantTensor")
+        try:
+            shape = check_descriptor(descriptor["dataType"], descriptor["shape"], self.io_types["constant"],
+                                     "createConstantTensor")
+        except Invalid as e:
+            raise WebNNTypeError(str(e)) from None
+        tensor = Tensor(self, descriptor["dataType"], shape, False, False, constant=True)
+        self._fill(tensor, data, "createConstantTensor")
+        return tensor
+
     def _check_tensor(self, tensor, what):
         if not isinstance(tensor, Tensor) or tensor.context is not self:
             raise WebNNTypeError(f"{what}: the tensor belongs to another context")
@@ -102,21 +120,28 @@ class Context:
         """Copy `data` (bytes-like of exactly the tensor's byte length, or a
         numpy array of its shape) into the tensor now."""
         self._check_tensor(tensor, "writeTensor")
+        if tensor.constant:
+            raise WebNNTypeError("writeTensor: a constant tensor is not writable")
+        self._fill(tensor, data, "writeTensor")
+
+    def _fill(self, tensor: Tensor, data, what: str) -> None:
         if isinstance(data, np.ndarray) and data.dtype != np.uint8:
             if data.size != dtypes.element_count(tensor.shape):
-                raise WebNNTypeError("writeTensor: the array's element count does not match the tensor")
+                raise WebNNTypeError(f"{what}: the array's element count does not match the tensor")
             array = np.array(data, dtype=dtypes.numpy_dtype(tensor.dtype)).reshape(tensor.shape)
             tensor.data = self.backend.write(tensor.data, array)
             return
         view = memoryview(data).cast("B")
         expected = dtypes.byte_length(tensor.dtype, tensor.shape)
         if view.nbytes != expected:
-            raise WebNNTypeError(f"writeTensor: the source has {view.nbytes} bytes, the tensor has {expected}")
+            raise WebNNTypeError(f"{what}: the source has {view.nbytes} bytes, the tensor has {expected}")
         tensor.data = self.backend.write(tensor.data, dtypes.from_bytes(tensor.dtype, tensor.shape, view))
 
     def read_tensor(self, tensor: Tensor) -> bytes:
         """The tensor's contents as raw bytes, as of now."""
         self._check_tensor(tensor, "readTensor")
+        if tensor.constant:
+            raise WebNNTypeError("readTensor: a constant tensor is not readable")
         return dtypes.to_bytes(tensor.dtype, self.backend.read(tensor.data))
 
     def read_array(self, tensor: Tensor) -> np.ndarray:
@@ -151,6 +176,8 @@ class Context:
             if not isinstance(tensor, Tensor):
                 raise WebNNTypeError(f"dispatch: {what} '{name}' is not an MLTensor")
             self._check_tensor(tensor, "dispatch")
+            if tensor.constant:
+                raise WebNNTypeError(f"dispatch: {what} '{name}' is a constant tensor (use it through builder.constant(tensor))")
             operand = operands[name]
             if tensor.dtype != operand.dtype or tensor.shape != operand.shape:
                 raise WebNNTypeError(

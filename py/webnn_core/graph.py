@@ -30,15 +30,86 @@ class Operand:
 
 
 class Node:
-    __slots__ = ("op", "inputs", "outputs", "attrs", "label", "call")
+    """One op call, normalised: `operands` holds the operand arguments under
+    their spec names (an Operand, a list of them, or None for an absent
+    optional one), `attrs` every other argument and option, spec-named, with
+    the op's defaults applied, as plain data (numbers, strings, booleans,
+    lists, None). `inputs` are the operands in the order the op's kernels
+    take them. Nothing else lives here: what a backend derives or caches
+    belongs to its plan (`Graph.plan`), so a graph round-trips through plain
+    data (webnn_core.plain)."""
 
-    def __init__(self, op, inputs, attrs, label):
+    __slots__ = ("op", "inputs", "outputs", "operands", "attrs", "label")
+
+    def __init__(self, op, inputs, operands, attrs, label):
         self.op = op
         self.inputs = inputs  # list[Operand | None]
         self.outputs = []
+        self.operands = operands
         self.attrs = attrs
         self.label = label
-        self.call = None  # (args, options) as the builder received them (exporters read it)
+
+    def call_args(self) -> tuple[list, dict]:
+        """(args, options) to call the op with again: its `infer`, a builder
+        replaying the graph, an exporter."""
+        params = self.op.params
+        args = [self.operands[p] if p in self.operands else self.attrs[p] for p in params]
+        options = {k: v for k, v in self.attrs.items() if k not in params}
+        options.update({k: v for k, v in self.operands.items() if k not in params and v is not None})
+        return args, options
+
+    def kernel_params(self) -> dict:
+        """What the op's kernels read (its `infer` attrs): derived again from
+        the spec attributes and the input descriptors, by a backend's plan."""
+        args, options = self.call_args()
+        return self.op.infer(*args, **options).attrs
+
+
+def _is_operands(value) -> bool:
+    return isinstance(value, Operand) or (isinstance(value, (list, tuple)) and len(value) > 0
+                                          and all(isinstance(v, Operand) for v in value))
+
+
+def plain(value):
+    """A spec attribute as plain data: tuples become lists, numpy scalars Python numbers."""
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if hasattr(value, "item") and not isinstance(value, (bool, int, float, str)):  # a numpy scalar
+        return value.item()
+    return value
+
+
+def _defaults(op) -> dict:
+    """The option defaults of an op, from its `infer` signature (cached on the op class)."""
+    cached = op.__class__.__dict__.get("_option_defaults")
+    if cached is None:
+        import inspect
+
+        cached = {}
+        for p in list(inspect.signature(op.infer).parameters.values())[len(op.params):]:
+            if p.kind is p.KEYWORD_ONLY or p.kind is p.POSITIONAL_OR_KEYWORD:
+                if p.default is not p.empty:
+                    cached[p.name] = p.default
+        setattr(op.__class__, "_option_defaults", cached)
+    return cached
+
+
+def normalise_call(op, args, options) -> tuple[dict, dict]:
+    """Split a validated call into (operands, attrs) for a Node: operand
+    arguments by spec name, and every other argument and option with the
+    op's defaults applied, as plain data."""
+    operands, attrs = {}, {}
+    for key, value in list(zip(op.params, args)) + list(options.items()):
+        if _is_operands(value) or (value is None and key in op.option_operands):
+            operands[key] = list(value) if isinstance(value, (list, tuple)) else value
+        else:
+            attrs[key] = plain(value)
+    for key, default in _defaults(op).items():
+        if key not in attrs and key not in operands and key not in op.option_operands:
+            attrs[key] = plain(default)
+    return operands, attrs
 
 
 def reachable_nodes(outputs):

@@ -7,6 +7,8 @@ An op class declares
                  `opSupportLimits()` reports AND what the builder enforces on
                  every operand argument before `infer` runs, so the two can
                  never disagree (WPT's validation tests compare them);
+                 the allowed ranks come the same way from spec_ranks.RANKS
+                 (the spec's tensor-limits tables, as data);
 and implements
   * `infer(*args, **options)` - validation and shape inference; raises
     `Invalid("...")` and returns an `Inferred`;
@@ -23,6 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import Invalid
+from .spec_ranks import RANKS
+
+# The largest rank the engine supports: what "any rank" (N) in the spec's tables means here.
+MAX_RANK = 8
 
 OPS: dict[str, "Op"] = {}
 
@@ -46,8 +52,32 @@ class Op:
     # Trailing positional parameters a caller may omit (legacy softmax(input)).
     param_defaults: dict = {}
 
-    def support_limits(self) -> dict:
-        return {k: {"dataTypes": list(v)} for k, v in self.limits.items()}
+    def rank_range(self, key: str) -> tuple:
+        """(min, max) allowed rank of operand `key`; "same as X" reads X's range."""
+        table = RANKS.get(self.name, {})
+        r = table.get(key, (0, None))
+        while isinstance(r, str):
+            r = table.get(r, (0, None))
+        return r[0], MAX_RANK if r[1] is None else r[1]
+
+    def tensor_limits(self, key: str) -> dict:
+        lo, hi = self.rank_range(key)
+        return {"dataTypes": list(self.limits[key]), "rankRange": {"min": lo, "max": hi}}
+
+    def support_limits(self, members=None) -> dict:
+        """MLOpSupportLimits' entry for this op: `members` are the IDL's keys. An older
+        IDL's single `outputs` entry (gru, lstm, lstmCell) merges output0..output2."""
+        out = {}
+        for key in members if members is not None else self.limits:
+            if key in self.limits:
+                out[key] = self.tensor_limits(key)
+            elif key == "outputs":
+                parts = [self.tensor_limits(k) for k in self.limits if k.startswith("output")]
+                types = [t for t in self.limits[next(k for k in self.limits if k.startswith("output"))]]
+                out[key] = {"dataTypes": types,
+                            "rankRange": {"min": min(p["rankRange"]["min"] for p in parts),
+                                          "max": max(p["rankRange"]["max"] for p in parts)}}
+        return out
 
     def infer(self, *args, **options) -> Inferred:  # pragma: no cover - abstract
         raise NotImplementedError

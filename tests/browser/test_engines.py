@@ -4,6 +4,7 @@ worker, SqueezeNet top-1 and the start-up snapshot (created on the first start
 in a profile, restored on the second).  Always all three engines (marker
 ``all_engines``), whatever ``--browser`` says; an engine missing here skips."""
 import re
+import time
 
 import numpy as np
 import pytest
@@ -57,18 +58,38 @@ def test_squeezenet_top1(epage, server):
 
 
 def test_snapshot_created_then_restored(engine, request, server):
-    """A new profile: the first start creates the interpreter snapshot in Cache
-    Storage, the second restores it, and the engine works the same."""
+    """A new profile without the build-time snapshot: the first start creates
+    the engine snapshot in Cache Storage, the second restores it, and the
+    engine works the same."""
     browser = launch_engine(engine, request)
     try:
         seen = []
         for _ in range(2):
             page = browser.new_page()
-            page.goto(f"{server}/test-pages/window.html")
+            page.goto(f"{server}/test-pages/window.html?config=" + '{"buildSnapshot":false}')
             result = page.evaluate("window.result", timeout=START_S)
             check(result)
+            if not seen:  # the snapshot is stored after the engine is up
+                deadline = time.monotonic() + 60
+                while not page.evaluate("webnnPolyfill.engineStats.snapshotStored === true"):
+                    assert time.monotonic() < deadline, "the engine snapshot was never stored"
+                    time.sleep(0.2)
             seen.append(result["snapshot"])
             page.close()
     finally:
         browser.close()
     assert seen == ["created", "restored"]
+
+
+def test_build_time_snapshot(engine, request, server):
+    """The first start in a new profile restores the snapshot served beside the
+    runtime (made at build time) in this engine too."""
+    browser = launch_engine(engine, request)
+    try:
+        page = browser.new_page()
+        page.goto(f"{server}/test-pages/window.html")
+        result = page.evaluate("window.result", timeout=START_S)
+        check(result)
+        assert result["snapshot"] == "built"
+    finally:
+        browser.close()

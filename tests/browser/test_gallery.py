@@ -106,6 +106,8 @@ def test_classify_squeezenet_mobilenet_upload_and_errors(gpage, server, tmp_path
     page.wait_for_selector("#status .stage", timeout=30_000)
     assert page.locator("#status").is_visible()
     assert wait_state(page) == "done", error_text(page)
+    # The status bar followed the polyfill's load progress to the end.
+    assert page.evaluate("document.body.dataset.engineProgress") == "ready"
     labels = page.locator("#top5 .label").all_inner_texts()
     assert len(labels) == 5 and labels[0] == "lesser panda", labels
     assert page.locator("#top5 .prob").first.inner_text().endswith("%")

@@ -92,11 +92,12 @@ def block_ref(shape, pshape):
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int4", "uint4"])
 def test_quantize_half_even_and_clamp(dtype):
     x = np.array([2.5, 3.5, -2.5, -0.5, 0.5, 1000.0, -1000.0, 1.49], np.float32)
-    zp = np.array(1 if dtype.startswith("u") else 0, STORE.get(dtype, dtype))
-    scale = np.array(1.0, np.float32)
+    # scale and zeroPoint have the input's rank (2026 spec: "same rank as input").
+    zp = np.array([1 if dtype.startswith("u") else 0], STORE.get(dtype, dtype))
+    scale = np.array([1.0], np.float32)
     y = run(lambda b, v, s, z: b.quantizeLinear(v, s, z), ("float32", x), ("float32", scale), (dtype, zp))
     assert y.dtype == np.dtype(STORE.get(dtype, dtype))
-    assert y.tolist() == [ref_quantize(v, scale, zp, dtype) for v in x]
+    assert y.tolist() == [ref_quantize(v, scale[0], zp[0], dtype) for v in x]
     assert y.tolist()[:5] == ([3, 5, 0, 1, 1] if dtype.startswith("u") else [2, 4, -2, 0, 0])
 
 
@@ -109,8 +110,8 @@ def test_quantize_negative_scale_and_nan():
 
 
 @pytest.mark.parametrize("xshape,pshape", [
-    ((3, 2, 5), (3, 2, 5)), ((3, 2, 5), (5,)), ((3, 2, 5), ()), ((6, 4, 5), (2, 2, 1)),
-    ((1, 4, 1), (2, 1)), ((3, 4), (2,)), ((6,), (2,)),
+    ((3, 2, 5), (3, 2, 5)), ((3, 2, 5), (1, 1, 5)), ((3, 2, 5), (1, 1, 1)), ((6, 4, 5), (2, 2, 1)),
+    ((1, 4, 1), (1, 2, 1)), ((3, 4), (1, 2)), ((6,), (2,)),
 ])
 def test_quantize_blockwise_against_loop(xshape, pshape):
     rng = np.random.default_rng(len(xshape) * 10 + len(pshape))
@@ -127,7 +128,7 @@ def test_quantize_blockwise_against_loop(xshape, pshape):
 def test_quantize_float16_input():
     x = np.array([1.0, 2.0, 3.0, -7.0], np.float16)
     y = run(lambda b, v, s, z: b.quantizeLinear(v, s, z), ("float16", x),
-            ("float16", np.array(0.5, np.float16)), ("int4", np.array(-1, np.int8)))
+            ("float16", np.array([0.5], np.float16)), ("int4", np.array([-1], np.int8)))
     assert y.tolist() == [1, 3, 5, -8]
 
 
@@ -141,14 +142,14 @@ def test_quantize_float16_input():
 ])
 def test_dequantize_per_tensor(dtype, values, zp):
     x = np.array(values, STORE.get(dtype, dtype))
-    scale = np.array(1.1202747821807861, np.float32)
+    scale = np.array([1.1202747821807861], np.float32)
     y = run(lambda b, v, s, z: b.dequantizeLinear(v, s, z), (dtype, x), ("float32", scale),
-            (dtype, np.array(zp, STORE.get(dtype, dtype))))
+            (dtype, np.array([zp], STORE.get(dtype, dtype))))
     assert y.dtype == np.float32
-    assert y.tolist() == [float(np.float32(ref_dequantize(v, scale, zp))) for v in values]
+    assert y.tolist() == [float(np.float32(ref_dequantize(v, scale[0], zp))) for v in values]
 
 
-@pytest.mark.parametrize("xshape,pshape", [((6, 4, 5), (3, 2, 1)), ((1, 1, 2, 2), (2, 2)), ((3, 2, 5), (5,))])
+@pytest.mark.parametrize("xshape,pshape", [((6, 4, 5), (3, 2, 1)), ((1, 1, 2, 2), (1, 1, 2, 2)), ((3, 2, 5), (1, 1, 5))])
 def test_dequantize_blockwise_against_loop(xshape, pshape):
     rng = np.random.default_rng(7)
     x = rng.integers(0, 256, xshape).astype(np.uint8)

@@ -255,18 +255,23 @@ UNARY_LIMITS = {
 }
 
 
+def data_types(entry):
+    """An opSupportLimits entry without its rankRanges (tested in test_spec_2026.py)."""
+    return {k: {"dataTypes": v["dataTypes"]} for k, v in entry.items()}
+
+
 def test_support_limits_match_wpt_table():
     limits = Context().op_support_limits()
     for op, types in UNARY_LIMITS.items():
-        assert limits[op] == {"input": {"dataTypes": types}, "output": {"dataTypes": types}}, op
+        assert data_types(limits[op]) == {"input": {"dataTypes": types}, "output": {"dataTypes": types}}, op
     assert set(SPEC8) <= set(limits["identity"]["input"]["dataTypes"])
     for op in ("add", "sub", "mul", "div", "max", "min", "pow"):
-        assert limits[op] == {k: {"dataTypes": SPEC8} for k in ("a", "b", "output")}
+        assert data_types(limits[op]) == {k: {"dataTypes": SPEC8} for k in ("a", "b", "output")}
     for op in ("equal", "notEqual", "greater", "greaterOrEqual", "lesser", "lesserOrEqual"):
-        assert limits[op] == {"a": {"dataTypes": SPEC8}, "b": {"dataTypes": SPEC8}, "output": {"dataTypes": ["uint8"]}}
+        assert data_types(limits[op]) == {"a": {"dataTypes": SPEC8}, "b": {"dataTypes": SPEC8}, "output": {"dataTypes": ["uint8"]}}
     for op in ("logicalAnd", "logicalOr", "logicalXor"):
-        assert limits[op] == {k: {"dataTypes": ["uint8"]} for k in ("a", "b", "output")}
-    assert limits["logicalNot"] == {"a": {"dataTypes": ["uint8"]}, "output": {"dataTypes": ["uint8"]}}
+        assert data_types(limits[op]) == {k: {"dataTypes": ["uint8"]} for k in ("a", "b", "output")}
+    assert data_types(limits["logicalNot"]) == {"a": {"dataTypes": ["uint8"]}, "output": {"dataTypes": ["uint8"]}}
 
 
 @pytest.mark.parametrize("op", sorted(UNARY_LIMITS))

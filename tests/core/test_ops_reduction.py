@@ -32,6 +32,11 @@ REF = {
 }
 
 
+def data_types(entry):
+    """An opSupportLimits entry without its rankRanges (tested in test_spec_2026.py)."""
+    return {k: {"dataTypes": v["dataTypes"]} for k, v in entry.items()}
+
+
 def run(build, dtype, x):
     ctx = Context()
     b = ctx.graph_builder()
@@ -187,7 +192,7 @@ def test_arg_min_max_keep_dimensions_and_int64():
 def test_arg_min_max_validation():
     limits = Context().op_support_limits()
     for op in ("argMin", "argMax"):
-        assert limits[op] == {"input": {"dataTypes": SPEC8}, "output": {"dataTypes": ["int32", "int64"]}}
+        assert data_types(limits[op]) == {"input": {"dataTypes": SPEC8}, "output": {"dataTypes": ["int32", "int64"]}}
         raises(lambda b, x: getattr(b, op)(x, 4, label="lbl"), "float32", [1, 2, 3, 4])
         raises(lambda b, x: getattr(b, op)(x, 0, label="lbl"), "float32", [])
         raises(lambda b, x: getattr(b, op)(x, 0, outputDataType="uint32", label="lbl"), "float32", [2])
@@ -237,7 +242,7 @@ def test_cumulative_sum_float_rounds_once_and_ints_wrap():
 def test_cumulative_sum_validation():
     limits = Context().op_support_limits()
     types = ["float32", "float16", "int32", "uint32", "int64", "uint64"]
-    assert limits["cumulativeSum"] == {"input": {"dataTypes": types}, "output": {"dataTypes": types}}
+    assert data_types(limits["cumulativeSum"]) == {"input": {"dataTypes": types}, "output": {"dataTypes": types}}
     raises(lambda b, x: b.cumulativeSum(x, 0, label="lbl"), "float32", [])
     raises(lambda b, x: b.cumulativeSum(x, 3, label="lbl"), "float32", [1, 2, 3])
     raises(lambda b, x: b.cumulativeSum(x, 0, label="lbl"), "int8", [3])

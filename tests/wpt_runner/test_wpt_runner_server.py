@@ -99,3 +99,12 @@ def test_no_polyfill_mount_without_polyfill(fixture_tree):
         assert get(srv, "/_webnn_polyfill/webnn-polyfill.js")[0] == 404
         _, _, body = get(srv, "/webnn/scopes.https.any.worker.js?cpu")
         assert "webnn-polyfill" not in body
+
+
+def test_idl_option_replaces_interfaces_webnn_idl(tmp_path):
+    idl = tmp_path / "other.idl"
+    idl.write_text("interface Substituted {};\n")
+    with Server(FIXTURE, None, None, idl=str(idl)) as srv:
+        status, headers, body = get(srv, "/interfaces/webnn.idl")
+    assert status == 200 and body == "interface Substituted {};\n"
+    assert "idl" in headers["Content-Type"] or "text" in headers["Content-Type"]

@@ -4,6 +4,7 @@ Runs only when a WPT tree is available ($WPT_DIR or a cached extraction under
 ~/.cache/pywebnn/wpt/) and the polyfill has been built (dist/webnn-polyfill.js).
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -30,13 +31,20 @@ def _skip_reason():
     return chromium_missing_reason()
 
 
+def _built_idl() -> str:
+    """spec/<the IDL file py/webnn_core/idl_schema.json was generated from>."""
+    schema = json.loads(open(os.path.join(PROJECT_ROOT, "py", "webnn_core", "idl_schema.json")).read())
+    return os.path.join(PROJECT_ROOT, "spec", schema["idl"])
+
+
 _reason = _skip_reason()
 
 
 @pytest.mark.browser
 @pytest.mark.skipif(_reason is not None, reason=_reason or "")
 def test_wpt_smoke():
-    cmd = [sys.executable, "-m", "wpt_runner", "--wpt", _tree(),
+    # idlharness checks the polyfill against the IDL it was built from (default: the 2026 IDL).
+    cmd = [sys.executable, "-m", "wpt_runner", "--wpt", _tree(), "--idl", _built_idl(),
            "--filter", "webnn/idlharness.https.any.js,webnn/conformance_tests/relu.https.any.js",
            "--variants", "cpu", "--globals", "window",
            "--expectations", EXPECTATIONS]

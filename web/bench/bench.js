@@ -72,7 +72,9 @@ async function polyfillStart() {
   await loadScript(cfg.polyfillUrl);
   const scriptMs = now() - t0;
   const context = await navigator.ml.createContext({ deviceType: 'cpu' });
-  return { context, start: { scriptMs, readyMs: now() - t0, engineMs: webnnPolyfill.engineStats.startMs, sinceNavigationMs: now() } };
+  const stats = webnnPolyfill.engineStats;
+  return { context, start: { scriptMs, readyMs: now() - t0, engineMs: stats.startMs, sinceNavigationMs: now(),
+    snapshot: stats.snapshot, phases: { ...stats.phases } } };
 }
 
 const PROFILE_SETUP = `

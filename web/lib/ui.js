@@ -67,6 +67,30 @@ export class Status {
   }
 }
 
+// The engine's load progress (webnnPolyfill 'progress' events) on a status
+// line while it starts; returns a function that stops listening. The phases
+// the last event named stay in document.body.dataset.engineProgress (tests).
+const ENGINE_PHASES = {
+  fetch: 'fetching the runtime', compile: 'compiling WebAssembly', restore: 'restoring the engine snapshot',
+  init: 'starting Python', packages: 'installing numpy and webnn_core', import: 'importing numpy',
+  snapshot: 'saving an engine snapshot for the next visit', ready: 'ready',
+};
+
+export function followEngineProgress(status) {
+  const polyfill = self.webnnPolyfill;
+  if (!polyfill || typeof polyfill.addEventListener !== 'function') return () => {};
+  const show = (p) => {
+    const mb = (n) => (n / 1e6).toFixed(1);
+    const bytes = p.total ? ` (${mb(Math.min(p.loaded, p.total))} of ${mb(p.total)} MB)` : '';
+    status.show(`Starting the WebNN engine: ${ENGINE_PHASES[p.phase] || p.phase}…${p.phase === 'fetch' ? bytes : ''}`, p.fraction);
+    document.body.dataset.engineProgress = p.phase;
+  };
+  const listener = (e) => show(e.detail);
+  polyfill.addEventListener('progress', listener);
+  if (polyfill.progress().phase !== 'idle') show(polyfill.progress());
+  return () => polyfill.removeEventListener('progress', listener);
+}
+
 // Throws a readable error when the polyfill script did not load or install.
 export function requirePolyfill() {
   if (!self.isSecureContext) throw new Error('WebNN needs a secure context: open the gallery over http://localhost or https://');

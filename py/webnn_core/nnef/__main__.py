@@ -28,7 +28,9 @@ def _parse_inputs(items):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m webnn_core.nnef",
+    # Installed from the wheel, this is the console script `webnn-nnef`.
+    prog = "webnn-nnef" if os.path.basename(sys.argv[0]) == "webnn-nnef" else "python -m webnn_core.nnef"
+    p = argparse.ArgumentParser(prog=prog,
                                 description="Parse, lower and run an NNEF 1.0 model on the WebNN core.")
     p.add_argument("model", help="model folder, .tar/.tgz archive, or graph.nnef file")
     p.add_argument("--input", action="append", metavar="NAME=FILE.npy", help="an input tensor (repeatable)")

@@ -1,9 +1,9 @@
 """Export a WebNN graph (built with the core's builder, or loaded from NNEF) as
 an NNEF 1.0 model: a flat `graph.nnef` plus one `.dat` file per constant.
 
-It walks the builder's own record of each call (`Node.call`: the arguments and
-options as given), so the NNEF text follows what the graph author wrote, not
-the engine's compiled form. WebNN's right-aligned broadcasting is made
+It walks the graph's normalised nodes (`Node.operands` and `Node.attrs`: the
+spec attributes with every default applied), so the NNEF text follows the
+graph as built, not any backend's compiled form. WebNN's right-aligned broadcasting is made
 explicit with `unsqueeze` (NNEF aligns at the left); layouts other than
 NCHW/OIHW/IOHW become transposes. Operations NNEF 1.0 cannot express exactly
 (erf-based gelu, gru/lstm, scatter, cumulativeSum, quantizeLinear, ...) raise
@@ -170,9 +170,9 @@ class Exporter:
         for node in nodes:
             self.node = node
             handler = getattr(self, "op_" + node.op.name, None)
-            if handler is None or node.call is None:
+            if handler is None:
                 raise self.unsupported(f"WebNN '{node.op.name}' has no exact NNEF 1.0 equivalent")
-            args, options = node.call
+            args, options = node.call_args()
             src = node.inputs[0] if node.inputs else None
             if node.op.name in ("reshape", "transpose") and src is not None and node.outputs[0].id not in out_names \
                     and self.const_like(src) is not None:
@@ -419,15 +419,15 @@ class Exporter:
         return self.from_nchw(y, inputLayout)
 
     def _pool(self, node, x, nnef, windowDimensions=None, padding=None, strides=None, dilations=None,
-              layout="nchw", roundingType="floor", outputSizes=None, square=False):
+              layout="nchw", outputShapeRounding="floor", outputSizes=None, square=False):
         self.scalar_only(x)
-        attrs = node.attrs
-        window = list(attrs["window"])
-        pads = list(attrs["padding"])
-        st = list(attrs["strides"])
-        dil = list(attrs["dilations"])
         in_hw = list(node.inputs[0].shape[2:4] if layout == "nchw" else node.inputs[0].shape[1:3])
-        out_hw = list(attrs["out_hw"])
+        out_shape = node.outputs[0].shape
+        out_hw = list(out_shape[2:4] if layout == "nchw" else out_shape[1:3])
+        window = list(windowDimensions if windowDimensions is not None else in_hw)
+        pads = list(padding if padding is not None else [0, 0, 0, 0])
+        st = list(strides if strides is not None else [1, 1])
+        dil = list(dilations if dilations is not None else [1, 1])
         # ceil rounding / outputSizes: extend the end padding; 'ignore' leaves it out of the reduction
         for k in range(2):
             fd = (window[k] - 1) * dil[k] + 1

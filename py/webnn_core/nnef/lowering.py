@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import WebNNError
 from ..ops import ops as webnn_ops
+from ..schema import enum_values
 from . import shapes as S
 from .errors import NNEFDataError, NNEFSemanticError, NNEFUnsupportedError
 from .stdlib import standard_fragments
@@ -468,10 +469,34 @@ class Lowering:
         if not any(p or q for p, q in pads):
             return x
         mode = PAD_MODES.get(border, "constant")
+        if mode == "symmetric" and mode not in enum_values("MLPaddingMode"):
+            return self._symmetric_pad(x, pads)
         opts = {"mode": mode}
         if mode == "constant":
             opts["value"] = value
         return self.w("pad", x, [p for p, _ in pads], [q for _, q in pads], **opts)
+
+    def _symmetric_pad(self, x, pads):
+        """reflect-even padding without WebNN's "symmetric" mode (gone from the 2026 IDL):
+        per axis, the mirrored edge slices concatenated around the input."""
+        for axis, (before, after) in enumerate(pads):
+            if not before and not after:
+                continue
+            size = x.shape[axis]
+            if before > size or after > size:
+                raise self.unsupported(f"reflect-even padding wider than the input ({before}, {after} > {size})")
+            parts = []
+            for start, length in ((0, before), (size - after, after)):
+                if length:
+                    starts = [0] * len(x.shape)
+                    sizes = list(x.shape)
+                    starts[axis], sizes[axis] = start, length
+                    parts.append(self.w("reverse", self.w("slice", x, starts, sizes), axes=[axis]))
+                else:
+                    parts.append(None)
+            pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
+            x = self.w("concat", pieces, axis)
+        return x
 
     def _conv(self, op, x, w, bias, attribs, out_shape):
         xs, ws = list(x.shape), list(w.shape)

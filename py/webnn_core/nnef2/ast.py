@@ -38,6 +38,55 @@ class E:
                     if isinstance(y, E):
                         yield from y.walk()
 
+    def source(self) -> str:
+        """SkriptND text for this expression (for messages)."""
+        a, k = self.a, self.kind
+        s = lambda x: x.source() if isinstance(x, E) else ("" if x is None else str(x))
+        if k == "lit":
+            return repr(self.v) if isinstance(self.v, str) else str(self.v).lower() if isinstance(self.v, bool) \
+                else str(self.v)
+        if k == "id":
+            return self.v
+        if k == "member":
+            return f"{s(a[0])}.{self.v}"
+        if k == "list":
+            return "[" + ", ".join(s(x) for x in a) + "]"
+        if k == "range":
+            return ":".join(s(x) for x in a if x is not None)
+        if k == "expand":
+            return f"{s(a[0])}.." + (f"({s(a[1])})" if a[1] is not None else "")
+        if k == "zip":
+            return "(" + ", ".join(s(x) for x in a) + ")"
+        if k == "index":
+            return f"{s(a[0])}[{s(a[1])}]"
+        if k == "slice":
+            return f"{s(a[0])}[{s(a[1])}:{s(a[2])}" + (f":{s(a[3])}" if a[3] is not None else "") + "]"
+        if k == "access":
+            return f"{s(a[0])}[" + ", ".join(s(x) for x in a[1]) + "]"
+        if k == "bounded":
+            return f"|{s(a[0])}" + (f" <> {s(a[1])} : {s(a[2])}" if a[1] is not None else "") + "|"
+        if k == "subst":
+            return f"{s(a[0])} <- {s(a[1])}"
+        if k == "unary":
+            return f"{self.v}{s(a[0])}"
+        if k == "nulltest":
+            return f"?{s(a[0])}"
+        if k == "binary":
+            return f"({s(a[0])} {self.v} {s(a[1])})"
+        if k == "select":
+            return f"({s(a[0])} ? {s(a[1])}" + (f" : {s(a[2])})" if a[2] is not None else ")")
+        if k == "coalesce":
+            return f"({s(a[0])} ?? {s(a[1])})"
+        if k == "fold":
+            return f"({s(a[0])} {self.v} ..)"
+        if k == "cumfold":
+            return f"({s(a[0])} {self.v} ...)"
+        if k == "call":
+            return f"{self.v}(" + ", ".join(s(x) for x in a) + ")"
+        if k == "builtin":
+            return f"`{self.v}`({s(a[0])})"
+        return self.kind
+
     def identifiers(self) -> set:
         return {x.v for x in self.walk() if x.kind == "id"}
 

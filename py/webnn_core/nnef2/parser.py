@@ -12,7 +12,6 @@ from .lexer import TYPE_NAMES, tokenize
 
 # Binary operators, loosest first. '<-' (substitution) and '?:' are handled above this table.
 BINARY_LEVELS = (
-    ("??",),
     ("=>",),
     ("||",),
     ("^",),
@@ -394,6 +393,9 @@ class Parser:
         return Block(label, comps, yields, t.pos)
 
     def try_invocation(self):
+        """An invocation if the tokens form one; None (nothing consumed) for an expression.
+        Once 'name(' / 'name{' / 'name<' is seen and name is not a cast ('int(x)'), it is an
+        invocation, and its syntax errors are reported as such."""
         save = self.i
         if not self.at("id"):
             return None
@@ -403,12 +405,16 @@ class Parser:
             label = self.ident()
             self.i += 1
         name = self.qualified()
+        if not self.at("(", "{", "<") or (self.at("<") and not self._generic_ahead()):
+            if label is not None:
+                self.fail(f"expected an invocation after the label '{label}:'")
+            self.i = save
+            return None
+        cast = name in ("int", "real", "bool", "str") and self.at("(")
         try:
             types = self.generic_args() if self.at("<") else []
             attrs = self.attr_args() if self.at("{") else []
-            if not self.at("("):
-                raise _NotInvocation()
-            self.i += 1
+            self.expect("(", "'(' and the arguments")
             args = []
             if not self.at(")"):
                 while True:
@@ -416,17 +422,24 @@ class Parser:
                     if not self.accept(","):
                         break
             self.expect(")", "',' or ')'")
-        except (NNEFSyntaxError, _NotInvocation):
-            if label is not None or attrs_started(self, save):
-                raise
-            self.i = save
-            return None
+        except NNEFSyntaxError:
+            if cast and label is None:
+                self.i = save
+                return None
+            raise
         if self.tok.kind not in INVOCATION_END:
-            if label is not None or types or attrs:
-                self.fail(f"unexpected {self.tok.describe()} after the invocation of '{name}'")
-            self.i = save       # e.g. 'real(x) * 2': an expression starting with a cast
-            return None
+            if cast and label is None:
+                self.i = save       # e.g. 'real(x) * 2': an expression starting with a cast
+                return None
+            self.fail(f"unexpected {self.tok.describe()} after the invocation of '{name}'")
         return Invocation(label, name, types, attrs, args, t.pos)
+
+    def _generic_ahead(self):
+        # 'op<T, real>(' rather than a comparison 'a < b'
+        j = self.i + 1
+        while self.toks[j].kind in ("id", ",", "optional"):
+            j += 1
+        return self.toks[j].kind == ">" and j > self.i + 1
 
     def branch(self):
         t = self.expect("if")
@@ -486,7 +499,7 @@ class Parser:
 
     # -- expressions -------------------------------------------------------------
     def expr(self, assertion=False):
-        e = self.select(assertion)
+        e = self.coalesce(assertion)
         if self.at("<-"):
             t = self.tok
             if e.kind not in ("index", "slice"):
@@ -495,12 +508,21 @@ class Parser:
             e = E("subst", t.pos, [e, self.expr()])
         return e
 
+    def coalesce(self, assertion=False):
+        # '??' binds loosest: 'p ?? c ? a : b' is 'p ?? (c ? a : b)', as the §4 conv/pool 'offset' needs
+        left = self.select(assertion)
+        while self.at("??"):
+            t = self.tok
+            self.i += 1
+            left = E("coalesce", t.pos, [left, self.select(assertion)])
+        return left
+
     def select(self, assertion=False):
         cond = self.binary(0)
         if self.at("?"):
             t = self.tok
             self.i += 1
-            then = self.select()
+            then = self.coalesce()
             other = None
             # in an assert, ': "message"' follows the condition, so 'c ? a : "text"' is read as a message
             if self.at(":") and not (assertion and self.peek().kind == "str"):
@@ -528,10 +550,7 @@ class Parser:
                 return left
             self.i += 1
             right = self.binary(level + 1)
-            if t.kind == "??":
-                left = E("coalesce", t.pos, [left, right])
-            else:
-                left = E("binary", t.pos, [left, right], t.kind)
+            left = E("binary", t.pos, [left, right], t.kind)
 
     @staticmethod
     def _fold_level(op):
@@ -793,20 +812,6 @@ class Parser:
         if all(isinstance(p, str) for p in parts):
             return E("lit", tok.pos, v="".join(parts))
         return E("fmt", tok.pos, parts)
-
-
-class _NotInvocation(Exception):
-    pass
-
-
-def attrs_started(parser, save):
-    """An invocation with generic arguments or attributes that then fails is a real
-    syntax error, not an expression: report it instead of backtracking."""
-    toks = parser.toks
-    j = save
-    while toks[j].kind in ("id", ".", ":") and j < parser.i:
-        j += 1
-    return toks[j].kind == "{" and parser.i > j + 1
 
 
 def parse_module(text: str, file: str = "<input>", name: str = "main") -> Module:

@@ -1,12 +1,13 @@
 """The NNEF 2.0 standard library as SkriptND data: stdlib/<module>.sknd holds
 the definitions the draft's §4 prints (repaired text, see
-stdlib/REPAIRS.md); stdlib/<module>_extra.sknd holds the operators §4 names
+docs/nnef2-stdlib-repairs.md); stdlib/<module>_extra.sknd holds the operators §4 names
 but does not print, written in the same style and marked as such."""
 from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
 
+from .ast import Module
 from .parser import parse_module
 
 STDLIB_DIR = Path(__file__).resolve().parent / "stdlib"
@@ -38,5 +39,4 @@ def module(name: str):
     if not extra.exists():
         return printed
     more = parse_module(extra.read_text(encoding="utf-8"), f"stdlib/{name}_extra.sknd", name)
-    printed.operators.extend(more.operators)
-    return printed
+    return Module(name, printed.file, [], printed.operators + more.operators)

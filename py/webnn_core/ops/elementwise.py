@@ -131,6 +131,7 @@ def _unary(name, dtypes, fn):
 _unary("abs", FLOAT_OR_SIGNED, np.abs)  # int: abs(INT_MIN) wraps to INT_MIN
 _unary("neg", FLOAT_OR_SIGNED, np.negative)
 _unary("ceil", FLOAT, np.ceil)
+_unary("roundEven", FLOAT, np.rint)  # halves to even (IEEE roundTiesToEven), -0.4 -> -0
 _unary("floor", FLOAT, np.floor)
 _unary("cos", FLOAT, _f64(np.cos))
 _unary("sin", FLOAT, _f64(np.sin))
@@ -231,3 +232,20 @@ class LogicalNot(Op):
 
     def compute(self, attrs, a):
         return np.logical_not(a)
+
+
+class FloatClass(Op):
+    """isNaN / isInfinite (SPEC "element-wise logical"): float input, uint8 0/1 out."""
+
+    params = ("a",)
+    limits = {"a": FLOAT, "output": ("uint8",)}
+
+    def infer(self, a):
+        return Inferred([a], [("uint8", a.shape)])
+
+    def compute(self, attrs, a):
+        return self.fn(a)  # float16 classes exactly in its own type: every NaN payload is NaN
+
+
+register(type("isNaN", (FloatClass,), {"name": "isNaN", "fn": staticmethod(np.isnan)}))
+register(type("isInfinite", (FloatClass,), {"name": "isInfinite", "fn": staticmethod(np.isinf)}))

@@ -14,7 +14,7 @@ class Pool2d(Op):
     params = ("input",)
 
     def infer(self, input, windowDimensions=None, padding=None, strides=None, dilations=None,
-              layout="nchw", roundingType="floor", outputSizes=None):
+              layout="nchw", outputShapeRounding="floor", outputSizes=None):
         check(len(input.shape) == 4, "input must be 4-D")
         if layout == "nchw":
             n, c, h, w = input.shape
@@ -32,7 +32,7 @@ class Pool2d(Op):
             floor_size = output_size(*args, ceil=False)
             ceil_size = output_size(*args, ceil=True)
             if outputSizes is None:
-                sizes.append(ceil_size if roundingType == "ceil" else floor_size)
+                sizes.append(ceil_size if outputShapeRounding == "ceil" else floor_size)
             else:
                 check(outputSizes[axis] in (floor_size, ceil_size),
                       f"outputSizes[{axis}] = {outputSizes[axis]} must be {floor_size} or {ceil_size}")

@@ -139,7 +139,7 @@ class Gru(Op):
     name = "gru"
     params = ("input", "weight", "recurrentWeight", "steps", "hiddenSize")
     limits = {k: FLOAT for k in ("input", "weight", "recurrentWeight", "bias", "recurrentBias",
-                                 "initialHiddenState", "outputs")}
+                                 "initialHiddenState", "output0", "output1")}
     option_operands = ("bias", "recurrentBias", "initialHiddenState")
     returns_sequence = True
 
@@ -216,7 +216,7 @@ class Lstm(Op):
     name = "lstm"
     params = ("input", "weight", "recurrentWeight", "steps", "hiddenSize")
     limits = {k: FLOAT for k in ("input", "weight", "recurrentWeight", "bias", "recurrentBias", "peepholeWeight",
-                                 "initialHiddenState", "initialCellState", "outputs")}
+                                 "initialHiddenState", "initialCellState", "output0", "output1", "output2")}
     option_operands = ("bias", "recurrentBias", "peepholeWeight", "initialHiddenState", "initialCellState")
     returns_sequence = True
 
@@ -265,7 +265,7 @@ class LstmCell(Op):
     name = "lstmCell"
     params = ("input", "weight", "recurrentWeight", "hiddenState", "cellState", "hiddenSize")
     limits = {k: FLOAT for k in ("input", "weight", "recurrentWeight", "hiddenState", "cellState", "bias",
-                                 "recurrentBias", "peepholeWeight", "outputs")}
+                                 "recurrentBias", "peepholeWeight", "output0", "output1")}
     option_operands = ("bias", "recurrentBias", "peepholeWeight")
     returns_sequence = True
 

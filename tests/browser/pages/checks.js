@@ -7,6 +7,7 @@ async function runChecks() {
   const ctx = await navigator.ml.createContext({ deviceType: 'cpu' });
   out.contextMs = performance.now() - t0;
   out.snapshot = webnnPolyfill.engineStats.snapshot;
+  out.phases = { ...webnnPolyfill.engineStats.phases };
   out.toString = Object.prototype.toString.call(ctx);
   const b = new MLGraphBuilder(ctx);
   const x = b.input('x', { dataType: 'float32', shape: [2, 2] });

@@ -30,16 +30,16 @@ from . import fast
 from .compile import compile_nodes
 from .fast.pack import F32
 from .fast.paths import FAST_PATHS
-from .reference import coerce
+from .reference import Step, coerce
 
 _PROCESS_LIBRARY = object()  # sentinel: use the library attached to this process
 
 
 class CpuPlan:
-    """What `CpuBackend.plan` makes of a graph: the nodes to run (compiled
-    copies when fast paths compiled them, else the graph's own), constant
+    """What `CpuBackend.plan` makes of a graph: the steps to run (`nodes`:
+    one per graph node, or fewer once compilation fused some), constant
     values, input and output operands, and which values to free after each
-    node so that peak memory stays low."""
+    step so that peak memory stays low."""
 
     __slots__ = ("nodes", "constants", "inputs", "outputs", "release_after", "compiled")
 
@@ -131,11 +131,14 @@ class CpuBackend(Backend):
         return True  # every registered op has its numpy reference kernel
 
     def plan(self, graph) -> CpuPlan:
-        nodes, compiled = graph.nodes, False
+        # Each node's kernel parameters are derived from its spec attributes here,
+        # once; they and everything compilation adds live in the plan's steps.
+        steps = [Step.of(node) for node in graph.nodes]
+        compiled = False
         if self.fast_paths and self.library is not None:
-            nodes = compile_nodes(self, nodes, list(graph.outputs.values()))
-            compiled = nodes is not graph.nodes
-        return CpuPlan(nodes, graph.constants, graph.inputs, graph.outputs, compiled)
+            compiled_steps = compile_nodes(self, steps, list(graph.outputs.values()))
+            compiled, steps = compiled_steps is not steps, compiled_steps
+        return CpuPlan(steps, graph.constants, graph.inputs, graph.outputs, compiled)
 
     def allocate(self, dtype: str, shape: tuple) -> np.ndarray:
         return zeros(dtype, shape)

@@ -1,7 +1,7 @@
 """Graph compilation for the fast paths, run once per graph by `CpuBackend.plan` (build()).
 
-Given the reachable nodes in topological order it returns new nodes (the
-builder's IR is never mutated) after three passes:
+Given the plan's steps in topological order it returns new steps (the
+steps it got, like the builder's IR, are never mutated) after three passes:
 
 1. Fusion: conv2d followed by relu or clamp becomes one `conv2d+relu` /
    `conv2d+clamp` node (bias + activation in the GEMM epilogue) when the
@@ -32,10 +32,9 @@ import math
 
 import numpy as np
 
-from ...graph import Node
 from ...registry import OPS, Op
 from .fast.pack import pack_b, pack_conv
-from .reference import coerce
+from .reference import Step, coerce
 
 CONV_OPS = ("conv2d", "conv2d+relu", "conv2d+clamp")
 POOL_OPS = ("maxPool2d", "averagePool2d")
@@ -74,10 +73,8 @@ def _f32(operand) -> bool:
     return operand is not None and operand.dtype == "float32"
 
 
-def _copy(node: Node, **attrs) -> Node:
-    new = Node(node.op, list(node.inputs), {**node.attrs, **attrs}, node.label)
-    new.outputs = list(node.outputs)
-    return new
+def _copy(node: Step, **attrs) -> Step:
+    return Step(node.op, list(node.inputs), list(node.outputs), {**node.attrs, **attrs}, node.label)
 
 
 def _consumers(nodes) -> dict:
@@ -113,10 +110,9 @@ def fuse(nodes, output_ids) -> list:
                         and _f32(act.outputs[0])):
                     lo, hi = _clamp_bounds(act)
                     op = FUSED[act.op.name]
-                    fused = Node(op, list(node.inputs), {**node.attrs, "_name": op.name, "_lo": lo, "_hi": hi,
-                                                         "_act_op": act.op, "_act_attrs": act.attrs,
-                                                         "_conv_out": y}, node.label or act.label)
-                    fused.outputs = list(act.outputs)
+                    fused = Step(op, list(node.inputs), list(act.outputs),
+                                 {**node.attrs, "_name": op.name, "_lo": lo, "_hi": hi, "_act_op": act.op,
+                                  "_act_attrs": act.attrs, "_conv_out": y}, node.label or act.label)
                     fused_away.add(id(act))
                     out.append(fused)
                     continue

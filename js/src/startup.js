@@ -1,0 +1,644 @@
+// Engine start-up: fetching and verifying the runtime, load progress, and the
+// engine snapshot.
+//
+// - Every runtime file (Pyodide's scripts, wasm, stdlib and lock file, the
+//   numpy and core wheels, the build-time snapshot) is checked against the
+//   sha256 baked into this script by tools/build.py (RUNTIME_MANIFEST) before
+//   it runs; a mismatch fails createContext() naming the file.
+// - The fetches start when this script loads (CONFIG.prefetch: false waits
+//   for the first createContext()), and their progress is reported to pages
+//   (webnnPolyfill.addEventListener('progress', ...) / CONFIG.onProgress).
+// - Python's initialisation and numpy's import are most of a start. The
+//   engine's memory is snapshotted after numpy and webnn_core are imported and
+//   kept in Cache Storage; later starts restore it (docs/performance.md). A
+//   snapshot made at build time beside the runtime serves first visits. Any
+//   failure or mismatch falls back to a normal start.
+//
+// Pyodide cannot snapshot loaded packages (their wasm code and function-table
+// slots are not in linear memory). Emscripten 3.1.58 (Pyodide 0.27.x) records
+// a side module's memory and table bases in its dlopen handle, which lives in
+// linear memory, and re-instantiates at those bases when the handle is marked
+// loaded. So numpy's .so files are loaded here with handles we allocate, and a
+// restore re-instantiates each at its recorded bases before any Python runs,
+// puts back its data (instantiation re-applies its data segments), and
+// re-registers it with the dynamic linker; the function-table length is
+// checked after each, and any difference falls back to a normal start.
+
+import { CORE_WHEEL, POLYFILL_VERSION, PYODIDE_VERSION, RUNTIME_MANIFEST } from './build_info.js';
+import { CONFIG, ENGINE_STATS, IS_CLASSIC_WORKER, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.js';
+
+const SNAPSHOT_FORMAT = 2;  // bump when what a snapshot holds changes
+const SNAPSHOT_MAGIC = 0x534e4e57;  // 'WNNS'
+const SNAPSHOT_CACHE = 'webnn-polyfill-engine';
+const SITE_PACKAGES = '/lib/python3.12/site-packages';
+const SO_FLAGS = { loadAsync: false, nodelete: true, allowUndefined: true, global: false };
+// Intrinsics taken at script load: the page may replace its globals later.
+const WA = {
+  compile: WebAssembly.compile, compileStreaming: WebAssembly.compileStreaming,
+  instantiate: WebAssembly.instantiate, Memory: WebAssembly.Memory,
+};
+const SUBTLE = globalThis.crypto && globalThis.crypto.subtle;
+const savedFetch = globalThis.fetch.bind(globalThis);
+const UTF8 = { encoder: new TextEncoder(), decoder: new TextDecoder() };
+
+export class RuntimeIntegrityError extends Error {}
+
+// ---------------------------------------------------------------- progress
+
+export const PROGRESS_EVENTS = new EventTarget();
+export const PROGRESS = { phase: 'idle', loaded: 0, total: 0, fraction: 0 };
+// When each phase began, in ms after this script ran (webnnPolyfill.engineStats.phases).
+const SCRIPT_RAN_AT = performance.now();
+const PHASE_TIMES = {};
+ENGINE_STATS.phases = PHASE_TIMES;
+// Rough share of the start each phase takes once its bytes are in (for bars).
+const PHASE_FRACTION = { fetch: 0, compile: 0.55, restore: 0.75, init: 0.6, packages: 0.75, import: 0.85, snapshot: 0.95, ready: 1 };
+
+export function markTime(name) {
+  if (!(name in PHASE_TIMES)) PHASE_TIMES[name] = Math.round(performance.now() - SCRIPT_RAN_AT);
+}
+
+export function reportProgress(phase, bytes) {
+  if (bytes) PROGRESS.loaded += bytes;
+  if (phase) markTime(phase);
+  if (phase) PROGRESS.phase = phase;
+  const byBytes = PROGRESS.total ? 0.5 * Math.min(1, PROGRESS.loaded / PROGRESS.total) : 0;
+  PROGRESS.fraction = Math.max(PROGRESS.fraction, byBytes, PHASE_FRACTION[PROGRESS.phase] || 0);
+  const detail = { ...PROGRESS };
+  try {
+    if (typeof CONFIG.onProgress === 'function') CONFIG.onProgress(detail);
+  } catch (e) { /* a page's callback must not break the start */ }
+  const event = new Event('progress');
+  Object.defineProperty(event, 'detail', { value: Object.freeze(detail) });
+  PROGRESS_EVENTS.dispatchEvent(event);
+}
+
+// ---------------------------------------------------------------- verified fetches
+
+function hex(buffer) {
+  return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+async function sha256Hex(bytes) {
+  return hex(await SUBTLE.digest('SHA-256', bytes));
+}
+
+async function verifyBytes(name, bytes) {
+  const expected = RUNTIME_MANIFEST.files[name] && RUNTIME_MANIFEST.files[name].sha256;
+  if (!expected) throw new RuntimeIntegrityError(`webnn-polyfill: runtime file ${name} has no hash in this build of the polyfill; refusing to run it`);
+  const got = await sha256Hex(bytes);
+  if (got !== expected) {
+    throw new RuntimeIntegrityError(`webnn-polyfill: runtime file ${name} failed verification: its sha256 is ${got}, `
+      + `this build of the polyfill expects ${expected}; refusing to run it`);
+  }
+  return bytes;
+}
+
+async function readAll(response) {
+  if (!response.body || !response.body.getReader) {
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    reportProgress(null, bytes.length);
+    return bytes;
+  }
+  const reader = response.body.getReader();
+  const chunks = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.length;
+    reportProgress(null, value.length);
+  }
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) { out.set(c, at); at += c.length; }
+  return out;
+}
+
+async function fetchResponse(name) {
+  let response;
+  try {
+    response = await savedFetch(RUNTIME_BASE + name, { credentials: 'same-origin' });
+  } catch (e) {
+    throw new Error(`could not fetch ${RUNTIME_BASE + name}: ${e && e.message}`);
+  }
+  if (!response.ok) throw new Error(`could not fetch ${RUNTIME_BASE + name}: HTTP ${response.status}`);
+  return response;
+}
+
+export async function fetchVerified(name) {
+  return verifyBytes(name, await readAll(await fetchResponse(name)));
+}
+
+// pyodide.asm.wasm: compiled while it streams in (Chromium caches the code of
+// streamed modules), hashed from a copy of the same response; only a verified
+// module is ever instantiated.
+async function fetchWasmModule(name) {
+  const response = await fetchResponse(name);
+  const copy = response.clone();
+  const verified = readAll(copy).then((bytes) => verifyBytes(name, bytes));
+  let compiled;
+  if (typeof WA.compileStreaming === 'function') {
+    compiled = WA.compileStreaming.call(WebAssembly, response).catch(async () => WA.compile.call(WebAssembly, await verified));
+  } else {
+    compiled = verified.then((bytes) => WA.compile.call(WebAssembly, bytes));
+  }
+  compiled.catch(() => {});
+  await verified;
+  const module = await compiled;
+  reportProgress('compile');
+  return module;
+}
+
+function sriFor(name) {
+  const digest = RUNTIME_MANIFEST.files[name].sha256;
+  const bin = digest.match(/../g).map((h) => String.fromCharCode(parseInt(h, 16))).join('');
+  return `sha256-${btoa(bin)}`;
+}
+
+// Why a script did not load: its bytes, when they can be fetched, say whether
+// it was tampered with.
+async function diagnoseScript(name) {
+  let bytes;
+  try {
+    bytes = await readAll(await fetchResponse(name));
+  } catch (e) {
+    return e;
+  }
+  try {
+    await verifyBytes(name, bytes);
+  } catch (e) {
+    return e;
+  }
+  return new Error(`failed to load ${RUNTIME_BASE + name}`);
+}
+
+function loadScriptTag(name) {
+  return new Promise((resolve, reject) => {
+    const s = document.createElement('script');
+    const url = new URL(RUNTIME_BASE + name);
+    s.src = url.href;
+    s.integrity = sriFor(name);  // the browser refuses to run anything else
+    if (url.origin !== globalThis.location.origin) s.crossOrigin = 'anonymous';
+    s.onload = resolve;
+    s.onerror = () => diagnoseScript(name).then(reject);
+    document.head.appendChild(s);
+  });
+}
+
+// Pyodide's two scripts, verified: by SRI in windows; in workers, fetched and
+// hashed first (the HTTP cache then serves importScripts/import the same bytes).
+async function loadRuntimeScripts() {
+  const scripts = [['pyodide.js', () => typeof globalThis.loadPyodide === 'function'],
+    ['pyodide.asm.js', () => typeof globalThis._createPyodideModule === 'function']];
+  for (const [name, present] of scripts) {
+    if (present()) {
+      if (IS_SERVICE_WORKER) await fetchVerified(name);  // imported at install (below): check it now
+      continue;
+    }
+    if (typeof document !== 'undefined') {
+      await loadScriptTag(name);
+    } else {
+      await fetchVerified(name);
+      if (IS_CLASSIC_WORKER) importScripts(RUNTIME_BASE + name);
+      else if (name === 'pyodide.js') globalThis.loadPyodide = (await import(RUNTIME_BASE + 'pyodide.mjs')).loadPyodide;
+      else await import(RUNTIME_BASE + name);
+    }
+    reportProgress(null, RUNTIME_MANIFEST.files[name].size);
+  }
+}
+
+// ---------------------------------------------------------------- snapshot blobs
+// [magic u32][metaLength u32][meta JSON][pad to 16][payload]; meta.payloadSha256
+// covers the payload: the unpacked package files, then the memory snapshot.
+
+function snapshotKey() {
+  const f = RUNTIME_MANIFEST.files;
+  const part = (name) => f[name].sha256.slice(0, 16);
+  return [`f${SNAPSHOT_FORMAT}`, POLYFILL_VERSION, PYODIDE_VERSION, part('pyodide.asm.wasm'), part('pyodide.asm.js'),
+    part('python_stdlib.zip'), part(RUNTIME_MANIFEST.numpyWheel), part(CORE_WHEEL)].join('-');
+}
+
+function packSnapshot(meta, files, memory) {
+  const payloadSize = files.reduce((n, f) => n + f.bytes.length, 0);
+  const memoryOffset = Math.ceil(payloadSize / 16) * 16;
+  meta.files = [];
+  let at = 0;
+  for (const f of files) {
+    meta.files.push([f.path, at, f.bytes.length]);
+    at += f.bytes.length;
+  }
+  meta.memory = [memoryOffset, memory.length];
+  const payload = new Uint8Array(memoryOffset + memory.length);
+  at = 0;
+  for (const f of files) { payload.set(f.bytes, at); at += f.bytes.length; }
+  payload.set(memory, memoryOffset);
+  return { meta, payload };
+}
+
+async function serializeSnapshot(meta, payload) {
+  meta.payloadSha256 = await sha256Hex(payload);
+  const metaBytes = UTF8.encoder.encode(JSON.stringify(meta));
+  const head = Math.ceil((8 + metaBytes.length) / 16) * 16;
+  const out = new Uint8Array(head + payload.length);
+  const words = new DataView(out.buffer);
+  words.setUint32(0, SNAPSHOT_MAGIC, true);
+  words.setUint32(4, metaBytes.length, true);
+  out.set(metaBytes, 8);
+  out.set(payload, head);
+  return out;
+}
+
+// Parses and checks a stored snapshot; throws on anything unexpected.
+async function parseSnapshot(bytes, { verified = false } = {}) {
+  if (bytes.length < 16 || bytes.byteOffset % 16) throw new Error('snapshot too short');
+  const words = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (words.getUint32(0, true) !== SNAPSHOT_MAGIC) throw new Error('not an engine snapshot');
+  const metaLength = words.getUint32(4, true);
+  if (8 + metaLength > bytes.length) throw new Error('snapshot truncated');
+  const meta = JSON.parse(UTF8.decoder.decode(bytes.subarray(8, 8 + metaLength)));
+  if (meta.format !== SNAPSHOT_FORMAT || meta.key !== snapshotKey()) throw new Error('snapshot made for another runtime build');
+  const payload = bytes.subarray(Math.ceil((8 + metaLength) / 16) * 16);
+  if (!verified && await sha256Hex(payload) !== meta.payloadSha256) throw new Error('snapshot corrupted (payload hash differs)');
+  const [memoryOffset, memoryLength] = meta.memory;
+  if (memoryOffset + memoryLength !== payload.length) throw new Error('snapshot truncated');
+  const files = new Map(meta.files.map(([path, offset, size]) => [path, payload.subarray(offset, offset + size)]));
+  if (!meta.libs.every((lib) => files.has(lib.path))) throw new Error('snapshot lacks a library it lists');
+  // Compiled now, while the rest of the runtime loads.
+  const libraries = Promise.all(meta.libs.map((lib) => WA.compile.call(WebAssembly, files.get(lib.path))));
+  libraries.catch(() => {});
+  return { meta, files, libraries, memory: payload.subarray(memoryOffset, memoryOffset + memoryLength) };
+}
+
+async function openSnapshotCache() {
+  if (!CONFIG.snapshot || typeof caches === 'undefined') return null;
+  try {
+    return await caches.open(SNAPSHOT_CACHE);
+  } catch (e) {
+    return null;  // an opaque origin, storage disabled, ...
+  }
+}
+
+const cacheUrl = () => `${RUNTIME_BASE}webnn-engine.snapshot?key=${snapshotKey()}`;
+
+// A snapshot to restore: this profile's own (Cache Storage), else the one
+// built beside the runtime. null when there is none to use.
+async function findSnapshot(cache) {
+  if (cache) {
+    try {
+      const hit = await cache.match(cacheUrl());
+      if (hit) {
+        const bytes = new Uint8Array(await hit.arrayBuffer());
+        markTime('snapshotRead');
+        return { source: 'cache', ...(await parseSnapshot(bytes)) };
+      }
+    } catch (e) {
+      if (CONFIG.debug) console.warn('webnn-polyfill: stored engine snapshot unusable, not using it:', e);
+      await cache.delete(cacheUrl()).catch(() => {});
+    }
+  }
+  const built = RUNTIME_MANIFEST.snapshot;
+  if (CONFIG.snapshot && CONFIG.buildSnapshot !== false && built && built.key === snapshotKey()
+      && typeof DecompressionStream === 'function') {
+    const gz = await fetchVerified(built.file);  // a tampered file is an error, not a fallback
+    try {
+      const stream = new Blob([gz]).stream().pipeThrough(new DecompressionStream('gzip'));
+      const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+      // Its hash was checked before decompressing: no need to hash the payload again.
+      return { source: 'build', bytes, ...(await parseSnapshot(bytes, { verified: true })) };
+    } catch (e) {
+      if (CONFIG.debug) console.warn('webnn-polyfill: built engine snapshot unusable, starting normally:', e);
+    }
+  }
+  return null;
+}
+
+async function storeSnapshot(cache, bytes) {
+  await cache.put(cacheUrl(), new Response(bytes, { headers: { 'Content-Type': 'application/octet-stream' } }));
+  for (const request of await cache.keys()) {  // one snapshot per runtime base: drop older builds'
+    if (request.url !== cacheUrl() && request.url.startsWith(`${RUNTIME_BASE}webnn-engine.snapshot?`)) await cache.delete(request);
+  }
+}
+
+// ---------------------------------------------------------------- prefetch
+
+let PREFETCH = null;
+
+// After a failed start: the next one fetches afresh (the network may be back).
+export function forgetPrefetch() {
+  PREFETCH = null;
+}
+
+// Everything a start needs, fetched (and verified) in parallel; idempotent.
+export function prefetchRuntime() {
+  if (PREFETCH) return PREFETCH;
+  const files = RUNTIME_MANIFEST.files;
+  PROGRESS.total = ['pyodide.js', 'pyodide.asm.js', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json']
+    .reduce((n, name) => n + files[name].size, 0);
+  reportProgress('fetch');
+  const quiet = (p) => { p.catch(() => {}); return p; };
+  const snapshot = quiet(openSnapshotCache().then(async (cache) => ({ cache, found: await findSnapshot(cache) })));
+  let wheels = null;
+  PREFETCH = {
+    scripts: quiet(loadRuntimeScripts()),
+    wasm: quiet(fetchWasmModule('pyodide.asm.wasm')),
+    stdlib: quiet(fetchVerified('python_stdlib.zip')),
+    lock: quiet(fetchVerified('pyodide-lock.json')),
+    snapshot,
+    // The wheels only when there is no snapshot to restore.
+    wheels: () => wheels || (wheels = quiet(Promise.all([fetchVerified(RUNTIME_MANIFEST.numpyWheel), fetchVerified(CORE_WHEEL)]))),
+  };
+  snapshot.then(({ found }) => {
+    if (found) return;
+    PROGRESS.total += files[RUNTIME_MANIFEST.numpyWheel].size + files[CORE_WHEEL].size;
+    PREFETCH.wheels();
+  }, () => {});
+  return PREFETCH;
+}
+
+// ---------------------------------------------------------------- Pyodide hooks
+
+// Pyodide's WebAssembly.Memory (it does not expose it): the SIMD kernels share it.
+export const ENGINE_MEMORY = { memory: null };
+
+// loadPyodide() with our verified wasm module and, optionally, a hook that
+// runs right after Pyodide copies a snapshot into memory (before any Python).
+// Pyodide offers no option for either, so its module factory (a global that
+// pyodide.asm.js, loaded by us, defined) is wrapped for this one call.
+async function loadPyodideWith(options, { wasmModule, beforeRestore, afterRestore }) {
+  const factory = globalThis._createPyodideModule;
+  if (typeof factory !== 'function') throw new Error('pyodide.asm.js did not load');
+  globalThis._createPyodideModule = async (settings) => {
+    globalThis._createPyodideModule = factory;
+    settings.instantiateWasm = (imports, receive) => {
+      WA.instantiate.call(WebAssembly, wasmModule, imports).then((instance) => {
+        if (imports.env && imports.env.memory instanceof WA.Memory) ENGINE_MEMORY.memory = imports.env.memory;
+        receive(instance, wasmModule);
+      }, (e) => console.error('webnn-polyfill: pyodide.asm.wasm failed to instantiate:', e));
+      return {};
+    };
+    const Module = await factory(settings);
+    if (afterRestore) {
+      if (beforeRestore) await beforeRestore(Module);
+      const API = settings.API;
+      const restore = API.restoreSnapshot;
+      API.restoreSnapshot = (bytes) => {
+        const result = restore(bytes);
+        afterRestore(Module);
+        return result;
+      };
+    }
+    return Module;
+  };
+  try {
+    return await globalThis.loadPyodide(options);
+  } finally {
+    globalThis._createPyodideModule = factory;
+  }
+}
+
+// A URL for Pyodide to fetch a file we already fetched and verified: a blob:
+// URL of those very bytes, else (service workers have no blob URLs; a CSP
+// connect-src may refuse them) the file's own URL, which the HTTP cache then
+// serves from the fetch that was verified.
+async function verifiedUrl(name, bytes, type) {
+  if (typeof URL.createObjectURL !== 'function') return RUNTIME_BASE + name;
+  const url = URL.createObjectURL(new Blob([bytes], { type }));
+  try {
+    const probe = await savedFetch(url);
+    if (probe.body) await probe.body.cancel();
+    return url;
+  } catch (e) {
+    URL.revokeObjectURL(url);
+    return RUNTIME_BASE + name;
+  }
+}
+
+async function runtimeParts(fetches) {
+  const [wasm, stdlib, lock] = await Promise.all([fetches.wasm, fetches.stdlib, fetches.lock]);
+  markTime('runtimeFetched');
+  const [stdLibURL, lockFileURL] = await Promise.all([verifiedUrl('python_stdlib.zip', stdlib, 'application/zip'),
+    verifiedUrl('pyodide-lock.json', lock, 'application/json')]);
+  return {
+    wasm,
+    options: { indexURL: RUNTIME_BASE, fullStdLib: false, stdLibURL, lockFileURL },
+    release: () => [stdLibURL, lockFileURL].forEach((u) => u.startsWith('blob:') && URL.revokeObjectURL(u)),
+  };
+}
+
+// ---------------------------------------------------------------- side modules
+
+function basename(path) {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+function registerLibrary(Module, path, handle, exports) {
+  const dso = Module.newDSO(path, handle, exports);
+  dso.global = false;
+  dso.refcount = Infinity;
+  if (!Module.LDSO.loadedLibsByName[basename(path)]) Module.LDSO.loadedLibsByName[basename(path)] = dso;
+  return dso;
+}
+
+// First start: load each .so with a handle of ours (see the top of this file).
+async function loadSideModules(Module, paths) {
+  const FS = Module.FS;
+  const modules = await Promise.all(paths.map((p) => WA.compile.call(WebAssembly, FS.readFile(p))));
+  const libs = [];
+  paths.forEach((path, i) => {
+    const handle = Module.getMemory(64);  // zeroed: "not loaded yet"
+    const exports = Module.loadWebAssemblyModule(modules[i], SO_FLAGS, path, {}, handle);
+    registerLibrary(Module, path, handle, exports);
+    const u32 = Module.HEAPU32;
+    libs.push({ path, handle, memoryBase: u32[(handle + 12) >>> 2], memorySize: u32[(handle + 16) >>> 2],
+      tableLength: Module.wasmTable.length });
+  });
+  return libs;
+}
+
+// Restore: the same loads, at the recorded bases, in the same order.
+function reloadSideModules(Module, meta, modules) {
+  if (Module.wasmTable.length !== meta.tableStart) {
+    throw new Error(`function table has ${Module.wasmTable.length} entries, the snapshot expects ${meta.tableStart}`);
+  }
+  const dsos = new Map();
+  meta.libs.forEach((lib, i) => {
+    const u8 = Module.HEAPU8;
+    if (!u8[lib.handle + 8]) throw new Error(`${lib.path}: its handle is not marked loaded`);
+    const live = u8.slice(lib.memoryBase, lib.memoryBase + lib.memorySize);
+    const exports = Module.loadWebAssemblyModule(modules[i], SO_FLAGS, lib.path, {}, lib.handle);
+    Module.HEAPU8.set(live, lib.memoryBase);  // undo the data segments' re-initialisation
+    dsos.set(lib.path, registerLibrary(Module, lib.path, lib.handle, exports));
+    if (Module.wasmTable.length !== lib.tableLength) {
+      throw new Error(`${lib.path}: function table has ${Module.wasmTable.length} entries, expected ${lib.tableLength}`);
+    }
+  });
+  for (const [slot, path, name] of meta.extraSlots) {
+    if (slot >= Module.wasmTable.length) Module.wasmTable.grow(slot + 1 - Module.wasmTable.length);
+    Module.setWasmTableEntry(slot, dsos.get(path).exports[name]);
+  }
+  if (Module.wasmTable.length !== meta.tableEnd) throw new Error('function table differs from the snapshot');
+  for (const [handle, path] of meta.handles) Module.LDSO.loadedLibsByHandle[handle] = dsos.get(path);
+}
+
+// Table slots added after the .so loads (dlsym, GOT entries): each must be a
+// function some library exports, so that a restore can put it back.
+function describeExtraSlots(Module, libs) {
+  const start = libs.length ? libs[libs.length - 1].tableLength : Module.wasmTable.length;
+  const exportsOf = libs.map((lib) => [lib.path, Module.LDSO.loadedLibsByName[lib.path].exports]);
+  const slots = [];
+  for (let slot = start; slot < Module.wasmTable.length; slot++) {
+    const fn = Module.wasmTable.get(slot);
+    if (fn === null) continue;
+    let found = null;
+    for (const [path, exports] of exportsOf) {
+      for (const name of Object.keys(exports)) {
+        if (exports[name] === fn) { found = [slot, path, name]; break; }
+      }
+      if (found) break;
+    }
+    if (!found) throw new Error(`function table slot ${slot} holds a function no library exports`);
+    slots.push(found);
+  }
+  return slots;
+}
+
+// ---------------------------------------------------------------- the start
+
+// Imported before the snapshot: what every start needs, and (when present)
+// what the first build() would otherwise import.
+const ENGINE_MODULES = ['numpy', 'webnn_core.bridge', 'webnn_core.backends.cpu', 'webnn_core.backends.cpu.fast'];
+const WARM_MODULES = ['webnn_core.ops', 'webnn_core.backends.cpu.compile', 'webnn_core.backends.cpu.fast.library', 'webnn_core.backends.cpu.fast.pack'];
+
+// Package files a restore writes back: not C headers, stubs, or test suites.
+function runtimeFile(path) {
+  return path.endsWith('.so') || (!/\.(h|pyi|pxd|c|cpp)$/.test(path) && !/\/(tests|include)\//.test(path));
+}
+
+async function startFresh(parts, { makeSnapshot }) {
+  // Verified before Python starts, so that a bad wheel fails at once.
+  const [numpyWheel, coreWheel] = await prefetchRuntime().wheels();
+  reportProgress('init');
+  const pyodide = await loadPyodideWith({ ...parts.options, _makeSnapshot: makeSnapshot }, { wasmModule: parts.wasm });
+  reportProgress('packages');
+  const FS = pyodide.FS;
+  const names = [];
+  for (const [name, bytes] of [[RUNTIME_MANIFEST.numpyWheel, numpyWheel], [CORE_WHEEL, coreWheel]]) {
+    FS.writeFile(`/tmp/${name}`, bytes);
+    const listed = pyodide.runPython(`import json, zipfile
+with zipfile.ZipFile(${JSON.stringify(`/tmp/${name}`)}) as z:
+    z.extractall(${JSON.stringify(SITE_PACKAGES)})
+    names = json.dumps([n for n in z.namelist() if not n.endswith('/')])
+names`);
+    FS.unlink(`/tmp/${name}`);
+    names.push(...JSON.parse(listed).map((n) => `${SITE_PACKAGES}/${n}`));
+  }
+  const Module = pyodide._module;
+  const tableStart = Module.wasmTable.length;
+  const libs = await loadSideModules(Module, names.filter((n) => n.endsWith('.so')).sort());
+  reportProgress('import');
+  pyodide.runPython(`import importlib, gc
+for name in ${JSON.stringify(ENGINE_MODULES)}:
+    importlib.import_module(name)
+for name in ${JSON.stringify(WARM_MODULES)}:
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        pass
+gc.collect()`);
+  let snapshot = null;
+  if (makeSnapshot) {
+    reportProgress('snapshot');
+    try {
+      const handles = [];
+      for (const [handle, dso] of Object.entries(Module.LDSO.loadedLibsByHandle)) {
+        if (libs.some((lib) => lib.path === dso.name)) handles.push([Number(handle), dso.name]);
+      }
+      const meta = { format: SNAPSHOT_FORMAT, key: snapshotKey(), tableStart, libs, handles,
+        extraSlots: describeExtraSlots(Module, libs), tableEnd: Module.wasmTable.length };
+      const memory = pyodide.makeMemorySnapshot();
+      const files = names.filter(runtimeFile).map((path) => ({ path, bytes: FS.readFile(path) }));
+      snapshot = packSnapshot(meta, files, memory);
+    } catch (e) {
+      if (CONFIG.debug) console.warn('webnn-polyfill: the engine cannot be snapshotted here:', e);
+    }
+  }
+  return { pyodide, snapshot };
+}
+
+async function startFromSnapshot(parts, found) {
+  const { meta, files, libraries, memory } = found;
+  let modules = null;
+  reportProgress('restore');
+  const pyodide = await loadPyodideWith({ ...parts.options, _loadSnapshot: memory }, {
+    wasmModule: parts.wasm,
+    beforeRestore: async () => { modules = await libraries; markTime('librariesCompiled'); },
+    afterRestore: (Module) => { markTime('memoryRestored'); reloadSideModules(Module, meta, modules); markTime('librariesRestored'); },
+  });
+  markTime('pyodideReady');
+  const FS = pyodide.FS;
+  for (const [path, bytes] of files) {
+    FS.mkdirTree(path.slice(0, path.lastIndexOf('/')));
+    FS.writeFile(path, bytes);
+  }
+  markTime('filesWritten');
+  // Every restore starts from the same state: draw fresh seeds.
+  pyodide.runPython(`import sys
+for name in ('random', 'numpy.random'):
+    if name in sys.modules:
+        sys.modules[name].seed()`);
+  markTime('reseeded');
+  return pyodide;
+}
+
+// Pyodide with numpy and webnn_core imported, by the fastest way available.
+export async function startRuntime() {
+  const fetches = prefetchRuntime();
+  await fetches.scripts;
+  markTime('scripts');
+  const parts = await runtimeParts(fetches);
+  let snapshotState = { cache: null, found: null };
+  try {
+    snapshotState = await fetches.snapshot;
+  } catch (e) {
+    if (e instanceof RuntimeIntegrityError) throw e;
+    if (CONFIG.debug) console.warn('webnn-polyfill: no engine snapshot:', e);
+  }
+  const { cache, found } = snapshotState;
+  try {
+    if (found) {
+      try {
+        const pyodide = await startFromSnapshot(parts, found);
+        ENGINE_STATS.snapshot = found.source === 'cache' ? 'restored' : 'built';
+        if (found.source === 'build' && cache) storeSnapshot(cache, found.bytes).catch(() => {});
+        return pyodide;
+      } catch (e) {
+        if (CONFIG.debug) console.warn('webnn-polyfill: engine snapshot did not restore, starting normally:', e);
+        if (cache) await cache.delete(cacheUrl()).catch(() => {});
+      }
+    }
+    const { pyodide, snapshot } = await startFresh(parts, { makeSnapshot: !!cache });
+    ENGINE_STATS.snapshot = cache ? (snapshot ? 'created' : 'failed') : 'off';
+    if (snapshot) {
+      // Off the critical path: hash, pack and store after the engine is up.
+      serializeSnapshot(snapshot.meta, snapshot.payload)
+        .then((bytes) => storeSnapshot(cache, bytes))
+        .then(() => { ENGINE_STATS.snapshotStored = true; },
+          (e) => { if (CONFIG.debug) console.warn('webnn-polyfill: could not store the engine snapshot:', e); });
+    }
+    return pyodide;
+  } finally {
+    parts.release();
+  }
+}
+
+// A test/tooling hook (tools/build.py): a fresh engine's snapshot as bytes.
+export async function exportEngineSnapshot() {
+  const fetches = prefetchRuntime();
+  await fetches.scripts;
+  const parts = await runtimeParts(fetches);
+  const { snapshot } = await startFresh(parts, { makeSnapshot: true });
+  if (!snapshot) throw new Error('the engine could not be snapshotted');
+  return serializeSnapshot(snapshot.meta, snapshot.payload);
+}

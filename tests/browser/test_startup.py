@@ -1,0 +1,228 @@
+"""Engine start-up (js/src/startup.js): the engine snapshot gives the same
+engine as a normal start, a damaged snapshot falls back to a normal start, a
+tampered runtime file is refused, and pages see the load progress."""
+import json
+import shutil
+import urllib.parse
+
+import numpy as np
+import pytest
+
+from conftest import MODELS, ROOT
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+# Run in the engine and natively (CPython + numpy 2.0.2): the same numbers.
+BATTERY = r"""
+import json, numpy as np
+rng = np.random.default_rng(20261123)
+a = rng.standard_normal((6, 6))
+b = rng.integers(-1000, 1000, size=64).astype(np.int32)
+x = np.linspace(-3, 3, 25)
+out = {
+    "normal": a.ravel().tolist(),
+    "integers": b.tolist(),
+    "matmul": (a @ a.T).ravel().tolist(),
+    "inv": np.linalg.inv(a).ravel().tolist(),
+    "svd": np.linalg.svd(a, compute_uv=False).tolist(),
+    "det": float(np.linalg.det(a)),
+    "fft": np.abs(np.fft.fft(a[0])).tolist(),
+    "sort": np.sort(b)[::7].tolist(),
+    "cumsum32": np.cumsum(b * b, dtype=np.int32).tolist()[-5:],
+    "transcendental": np.concatenate([np.exp(x), np.tanh(x), np.log1p(np.abs(x)), np.sin(x)]).tolist(),
+    "float32": (a.astype(np.float32) * np.float32(1.1)).sum(axis=0).tolist(),
+    "einsum": np.einsum("ij,jk->ik", a[:3], a[:, :2]).ravel().tolist(),
+    "percentile": np.percentile(a, [5, 50, 95]).tolist(),
+    "unique": np.unique(b % 17).tolist(),
+    "text": np.array2string(a[:2, :3], precision=5),
+    "dates": str(np.datetime64("2026-11-23") + np.arange(3)),
+}
+json.dumps(out)
+"""
+
+
+def run_start(context, server, config=None, squeezenet=False, wait=0, dist_url=None):
+    """One start in a new page of `context`; returns what startup.html saw."""
+    query = {"config": json.dumps(config or {}), "battery": BATTERY}
+    if squeezenet:
+        query["squeezenet"] = "1"
+    if wait:
+        query["wait"] = str(wait)
+    page = context.new_page()
+    page.set_default_timeout(300_000)
+    try:
+        page.goto(f"{server}/test-pages/startup.html?{urllib.parse.urlencode(query)}")
+        result = page.evaluate("window.result")
+    finally:
+        page.close()
+    assert "error" not in result, result
+    return result
+
+
+def native_battery():
+    scope = {}
+    exec(compile(BATTERY.replace("json.dumps(out)", "result = json.dumps(out)"), "battery", "exec"), scope)
+    return json.loads(scope["result"])
+
+
+def assert_battery_matches_numpy(battery):
+    expected = native_battery()
+    assert battery.keys() == expected.keys()
+    for key, want in expected.items():
+        got = battery[key]
+        if isinstance(want, (str, int)) or (isinstance(want, list) and want and isinstance(want[0], int)):
+            assert got == want, key
+        else:  # libm differs between wasm and the host in the last bits
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=key)
+
+
+def lesser_panda_index():
+    labels = (MODELS / "labels1001.txt").read_text().splitlines()
+    return next(i for i, label in enumerate(labels) if label.split(",")[0].strip() == "lesser panda")
+
+
+def test_starts_from_a_snapshot_match_a_normal_start(browser, server):
+    """Normal start (which makes the snapshot), restored start, and a first
+    visit using the build-time snapshot: the same numpy results (equal to
+    native numpy), the same SqueezeNet probabilities, fresh random seeds."""
+    with_model = (MODELS / "squeezenet1.0_nhwc" / "weights" / "conv1_kernel.npy").exists()
+    context = browser.new_context()
+    try:
+        fresh = run_start(context, server, {"buildSnapshot": False}, squeezenet=with_model)
+        restored = run_start(context, server, {"buildSnapshot": False}, squeezenet=with_model)
+    finally:
+        context.close()
+    context = browser.new_context()
+    try:
+        built = run_start(context, server)
+    finally:
+        context.close()
+    assert (fresh["snapshot"], restored["snapshot"], built["snapshot"]) == ("created", "restored", "built")
+    assert fresh["snapshotStored"]
+    assert_battery_matches_numpy(fresh["battery"])
+    assert restored["battery"] == fresh["battery"] and built["battery"] == fresh["battery"]
+    # Each restore draws new seeds: no two starts share "random" numbers.
+    draws = [tuple(r["random"]) for r in (fresh, restored, built)]
+    assert len(set(draws)) == 3, draws
+    if not with_model:
+        pytest.skip(f"SqueezeNet weights not found under {MODELS}: numpy battery checked, SqueezeNet not")
+    assert restored["squeezenet"] == fresh["squeezenet"]
+    assert int(np.argmax(fresh["squeezenet"])) == lesser_panda_index()
+
+
+CORRUPT = r"""async (kind) => {
+  const cache = await caches.open('webnn-polyfill-engine');
+  const keys = (await cache.keys()).filter((r) => r.url.includes('webnn-engine.snapshot'));
+  if (keys.length !== 1) return 'expected one stored snapshot, found ' + keys.length;
+  let bytes = new Uint8Array(await (await cache.match(keys[0])).arrayBuffer());
+  if (kind === 'flip') {
+    bytes[bytes.length - 1234567] ^= 0x5a;  // inside the memory image
+  } else if (kind === 'truncate') {
+    bytes = bytes.slice(0, bytes.length >> 1);
+  } else if (kind === 'tables') {
+    // Intact bytes and hash, but a library that no longer fits where it was:
+    // fails only while restoring, after Pyodide has copied the memory in.
+    const view = new DataView(bytes.buffer);
+    const metaLength = view.getUint32(4, true);
+    const meta = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + metaLength)));
+    const payload = bytes.subarray(Math.ceil((8 + metaLength) / 16) * 16);
+    meta.libs[0].tableLength += 1;
+    const metaBytes = new TextEncoder().encode(JSON.stringify(meta));
+    const head = Math.ceil((8 + metaBytes.length) / 16) * 16;
+    const out = new Uint8Array(head + payload.length);
+    new DataView(out.buffer).setUint32(0, view.getUint32(0, true), true);
+    new DataView(out.buffer).setUint32(4, metaBytes.length, true);
+    out.set(metaBytes, 8);
+    out.set(payload, head);
+    bytes = out;
+  }
+  await cache.put(keys[0], new Response(bytes));
+  return 'ok';
+}"""
+
+
+def test_a_damaged_snapshot_falls_back_to_a_normal_start(browser, server):
+    context = browser.new_context()
+    try:
+        first = run_start(context, server, {"buildSnapshot": False})
+        assert first["snapshot"] == "created" and first["snapshotStored"]
+        for kind in ("flip", "tables", "truncate"):
+            page = context.new_page()
+            page.goto(f"{server}/test-pages/checks.js")  # any page of the origin
+            assert page.evaluate(CORRUPT, kind) == "ok"
+            page.close()
+            again = run_start(context, server, {"buildSnapshot": False})
+            assert again["snapshot"] == "created", (kind, again["snapshot"])  # fell back, made a new one
+            assert again["battery"] == first["battery"], kind
+        last = run_start(context, server, {"buildSnapshot": False})
+        assert last["snapshot"] == "restored" and last["battery"] == first["battery"]
+    finally:
+        context.close()
+
+
+def tampered_dist(tmp_path, pick):
+    dist = tmp_path / "dist"
+    shutil.copytree(ROOT / "dist", dist)
+    name = pick(dist)
+    target = dist / name
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    target.write_bytes(bytes(data))
+    return name
+
+
+@pytest.mark.parametrize("which,config", [
+    ("pyodide.asm.js", {}),
+    ("pyodide.asm.wasm", {}),
+    ("python_stdlib.zip", {}),
+    ("pyodide-lock.json", {}),
+    ("core wheel", {"snapshot": False}),
+    ("numpy wheel", {"snapshot": False}),
+    ("build snapshot", {}),
+    ("webnn-kernels-relaxed.wasm", {}),
+])
+def test_a_tampered_runtime_file_is_refused(browser, tmp_path, which, config):
+    import serve
+
+    picks = {
+        "core wheel": lambda d: next(d.glob("webnn_*-py3-none-any.whl")).name,
+        "numpy wheel": lambda d: next(d.glob("numpy-*.whl")).name,
+        "build snapshot": lambda d: next(iter(d.glob("webnn-engine-*.snapshot.gz")), None).name
+        if list(d.glob("webnn-engine-*.snapshot.gz")) else pytest.skip("no build-time snapshot in dist/"),
+    }
+    name = tampered_dist(tmp_path, picks.get(which, lambda d: which))
+    mounts = {**serve.default_mounts(), "/dist/": tmp_path / "dist", "/test-pages/": ROOT / "tests" / "browser" / "pages"}
+    srv = serve.start(mounts=mounts)
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.set_default_timeout(120_000)
+        page.goto(f"http://127.0.0.1:{srv.server_address[1]}/test-pages/startup.html?config="
+                  + urllib.parse.quote(json.dumps(config)))
+        result = page.evaluate("window.result")
+    finally:
+        context.close()
+        srv.shutdown()
+    assert result.get("name") == "NotSupportedError", result
+    assert name in result["error"] and "verification" in result["error"], result["error"]
+
+
+def test_progress_events_and_prefetch(browser, server):
+    context = browser.new_context()
+    try:
+        # Prefetch (the default): the runtime is on its way before createContext().
+        early = run_start(context, server, wait=1500)
+        late = run_start(context, server, {"prefetch": False}, wait=1500)
+    finally:
+        context.close()
+    assert "pyodide.asm.wasm" in early["beforeCreate"]
+    assert "pyodide.asm.wasm" not in late["beforeCreate"]
+    for result in (early, late):
+        events = result["progress"]
+        phases = [e["phase"] for e in events]
+        assert phases[0] == "fetch" and phases[-1] == "ready", phases
+        assert events[-1]["fraction"] == 1 and result["lastProgress"]["phase"] == "ready"
+        fractions = [e["fraction"] for e in events]
+        assert fractions == sorted(fractions)
+        loaded = [e["loaded"] for e in events]
+        assert loaded == sorted(loaded) and loaded[-1] > 10_000_000  # Pyodide's wasm alone is ~10 MB
