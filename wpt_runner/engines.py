@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENGINES = ("chromium", "firefox", "webkit")
@@ -296,7 +297,7 @@ class FirefoxBrowser(Browser):
         except Exception:
             self._kill()
             raise
-        self.version = info.get("version", "")
+        self.version = info.get("version", "").split("/")[-1]   # "firefox/153.7.0" -> "153.7.0"
 
     def _read(self):
         for line in self._proc.stdout:
@@ -517,7 +518,14 @@ class WebKitPage(Page):
                 raise EngineError(f"webkit: {(e.msg or str(e)).strip()}") from None
 
     def goto(self, url, timeout=60.0):
+        # WebKitWebDriver may answer at readyState "interactive", before deferred and
+        # module scripts ran: wait for the load event, as the other drivers do for theirs.
+        deadline = time.monotonic() + timeout
         self._run(lambda d: d.get(url), timeout)
+        while self._run(lambda d: d.execute_script("return document.readyState"), timeout) != "complete":
+            if time.monotonic() > deadline:
+                raise Timeout(f"webkit: {url} did not finish loading within {timeout:g}s")
+            time.sleep(0.05)
 
     def evaluate(self, expression, timeout=60.0):
         out = self._run(lambda d: d.execute_async_script(_SELENIUM_EVAL % _async_wrap(expression)), timeout)
