@@ -91,6 +91,10 @@ def runtime_manifest(runtime_dir: Path, wheel: str) -> dict:
     numpy = runtime.numpy_entry(lock) if lock.is_file() else None
     if numpy:
         files[numpy["file_name"]] = {"sha256": numpy["sha256"], "size": (runtime_dir / numpy["file_name"]).stat().st_size}
+    # Extra pure-Python wheels loaded on demand (lark, for the StableHLO importer).
+    for name in runtime.MANIFEST.get("wheels", {}):
+        if (runtime_dir / name).is_file():
+            files[name] = file_entry(runtime_dir / name)
     for name in [wheel, *KERNEL_FILES]:
         if (DIST / name).is_file():
             files[name] = file_entry(DIST / name)
@@ -103,7 +107,8 @@ def bundle(entry: str, out: Path, fmt: str, es_module: bool, wheel: str, manifes
         raise BuildError(f"{ESBUILD.relative_to(ROOT)} is missing (run ./dev setup, which runs npm ci)")
     defines = {"__WEBNN_POLYFILL_VERSION__": json.dumps(core_version()), "__WEBNN_CORE_WHEEL__": json.dumps(wheel),
                "__WEBNN_PYODIDE_VERSION__": json.dumps(runtime.VERSION), "__WEBNN_MODULE_URL__": "import.meta.url" if es_module else "null",
-               "__WEBNN_RUNTIME_MANIFEST__": json.dumps(manifest, sort_keys=True)}
+               "__WEBNN_RUNTIME_MANIFEST__": json.dumps(manifest, sort_keys=True),
+               "__WEBNN_LARK_WHEEL__": json.dumps(next(iter(runtime.MANIFEST["wheels"])))}
     banner = HEADER + ("\n// ES-module entry: importing it installs navigator.ml like the classic script." if es_module
                        else "\n'use strict';")
     cmd = [str(ESBUILD), str(JS_SRC / entry), "--bundle", f"--format={fmt}", "--charset=utf8",

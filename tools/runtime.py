@@ -111,8 +111,32 @@ def from_cdn(stage: Path, names: list[str]) -> None:
             print(f"  {name}: {e}", file=sys.stderr)
 
 
+def wheels_missing(dest: Path) -> list[str]:
+    """Extra pure-Python wheels (manifest "wheels") missing or corrupt in `dest`."""
+    return [name for name, entry in MANIFEST.get("wheels", {}).items()
+            if not (dest / name).is_file() or sha256(dest / name) != entry["sha256"]]
+
+
+def fetch_wheels(dest: Path) -> None:
+    """Put the manifest's extra wheels into `dest`, from PyPI (cached in DOWNLOADS), sha256-verified."""
+    for name in wheels_missing(dest):
+        entry = MANIFEST["wheels"][name]
+        cached = DOWNLOADS / name
+        if not cached.is_file() or sha256(cached) != entry["sha256"]:
+            print(f"runtime: fetching PyPI {entry['requirement']}", file=sys.stderr)
+            DOWNLOADS.mkdir(parents=True, exist_ok=True)
+            _run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d",
+                  str(DOWNLOADS), entry["requirement"]])
+        if not cached.is_file() or sha256(cached) != entry["sha256"]:
+            raise RuntimeError_(f"could not fetch {name} ({entry['requirement']}) from PyPI with sha256 "
+                                f"{entry['sha256']}; put it in {DOWNLOADS}.")
+        dest.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(cached, dest / name)
+
+
 def assemble(dest: Path = DEFAULT_DEST) -> Path:
     if not verify(dest):
+        fetch_wheels(dest)
         return dest
     DOWNLOADS.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -134,6 +158,7 @@ def assemble(dest: Path = DEFAULT_DEST) -> Path:
         dest.mkdir(parents=True, exist_ok=True)
         for f in stage.iterdir():
             shutil.copy2(f, dest / f.name)
+    fetch_wheels(dest)
     print(f"runtime: Pyodide {VERSION} + numpy verified in {dest}", file=sys.stderr)
     return dest
 

@@ -10,3 +10,5 @@ export const CORE_WHEEL = __WEBNN_CORE_WHEEL__;
 export const PYODIDE_VERSION = __WEBNN_PYODIDE_VERSION__;
 export const SCRIPT_URL = __WEBNN_MODULE_URL__;
 export const RUNTIME_MANIFEST = __WEBNN_RUNTIME_MANIFEST__;
+// The grammar library's wheel beside the runtime (js/src/xla.js loads it on first use).
+export const LARK_WHEEL = __WEBNN_LARK_WHEEL__;

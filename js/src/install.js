@@ -8,6 +8,7 @@ import { ENGINE, engine } from './engine.js';
 import { PROGRESS, PROGRESS_EVENTS, exportEngineSnapshot, prefetchRuntime } from './startup.js';
 import { ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLTensor } from './api.js';
 import { exportNNEF, loadNNEF } from './nnef.js';
+import { loadStableHLO } from './xla.js';
 
 const INTERFACES = { ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLTensor };
 
@@ -52,6 +53,8 @@ function install() {
       // NNEF import/export (js/src/nnef.js).
       loadNNEF: (context, source, options) => loadNNEF(context, source, options),
       exportNNEF: (graph, options) => exportNNEF(graph, options),
+      // StableHLO (JAX) programs (js/src/xla.js).
+      loadStableHLO: (context, text, options) => loadStableHLO(context, text, options),
     }),
     writable: false, enumerable: false, configurable: true,
   });

@@ -2,6 +2,7 @@
 //
 //   const {graph, inputs, outputs} = await webnnPolyfill.loadNNEF(context, source, options);
 //   const {text, archive} = await webnnPolyfill.exportNNEF(graph, {name: 'G'});
+//   const {text, archive} = await webnnPolyfill.exportNNEF(graph, {name: 'G', version: '2.0'});  // SkriptND
 //
 // `source`: a URL (string or URL) of a .tgz/.tar archive, of a graph.nnef (its
 // .dat files are fetched from beside it) or of a folder ending in '/'; an
@@ -110,7 +111,9 @@ export async function exportNNEF(graph, options) {
   const g = slotOf(graph, 'MLGraph', 'exportNNEF: graph');
   if (g.destroyed) throw new DOMException('exportNNEF: the graph is destroyed', 'InvalidStateError');
   const name = options && options.name !== undefined ? String(options.name) : 'G';
-  const info = py('nnef_export', [ref(g.handle), name]);
-  const archive = py('nnef_export_archive', [ref(g.handle), name]);
+  const version = options && options.version !== undefined ? String(options.version) : '1.0';
+  if (version !== '1.0' && version !== '2.0') throw new TypeError(`exportNNEF: version must be '1.0' or '2.0', got '${version}'`);
+  const info = py('nnef_export', [ref(g.handle), name, version]);
+  const archive = py('nnef_export_archive', [ref(g.handle), name, version]);
   return { text: info.text, files: info.files, names: info.mapping, archive };
 }

@@ -250,8 +250,11 @@ async function serializeSnapshot(meta, payload) {
   return out;
 }
 
-// Parses and checks a stored snapshot; throws on anything unexpected.
-async function parseSnapshot(bytes, { verified = false } = {}) {
+// Parses a stored snapshot and starts compiling its libraries; throws on
+// anything unexpected. `verified` settles when its bytes are known good: the
+// payload's sha256 (computed meanwhile), or the integrity check of the file it
+// came from. A restore awaits it before any of those bytes run.
+function parseSnapshot(bytes, verified = null) {
   if (bytes.length < 16 || bytes.byteOffset % 16) throw new Error('snapshot too short');
   const words = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (words.getUint32(0, true) !== SNAPSHOT_MAGIC) throw new Error('not an engine snapshot');
@@ -260,15 +263,22 @@ async function parseSnapshot(bytes, { verified = false } = {}) {
   const meta = JSON.parse(UTF8.decoder.decode(bytes.subarray(8, 8 + metaLength)));
   if (meta.format !== SNAPSHOT_FORMAT || meta.key !== snapshotKey()) throw new Error('snapshot made for another runtime build');
   const payload = bytes.subarray(Math.ceil((8 + metaLength) / 16) * 16);
-  if (!verified && await sha256Hex(payload) !== meta.payloadSha256) throw new Error('snapshot corrupted (payload hash differs)');
   const [memoryOffset, memoryLength] = meta.memory;
   if (memoryOffset + memoryLength !== payload.length) throw new Error('snapshot truncated');
-  const files = new Map(meta.files.map(([path, offset, size]) => [path, payload.subarray(offset, offset + size)]));
+  if (!verified) {
+    verified = sha256Hex(payload).then((digest) => {
+      if (digest !== meta.payloadSha256) throw new Error('snapshot corrupted (payload hash differs)');
+    });
+  }
+  verified.catch(() => {});
+  // The package files, in a buffer of their own (the file system keeps them).
+  const filesBuffer = payload.slice(0, memoryOffset);
+  const files = new Map(meta.files.map(([path, offset, size]) => [path, filesBuffer.subarray(offset, offset + size)]));
   if (!meta.libs.every((lib) => files.has(lib.path))) throw new Error('snapshot lacks a library it lists');
   // Compiled now, while the rest of the runtime loads.
   const libraries = Promise.all(meta.libs.map((lib) => WA.compile.call(WebAssembly, files.get(lib.path))));
   libraries.catch(() => {});
-  return { meta, files, libraries, memory: payload.subarray(memoryOffset, memoryOffset + memoryLength) };
+  return { meta, files, libraries, verified, memory: payload.subarray(memoryOffset, memoryOffset + memoryLength) };
 }
 
 async function openSnapshotCache() {
@@ -291,7 +301,7 @@ async function findSnapshot(cache) {
       if (hit) {
         const bytes = new Uint8Array(await hit.arrayBuffer());
         markTime('snapshotRead');
-        return { source: 'cache', ...(await parseSnapshot(bytes)) };
+        return { source: 'cache', ...parseSnapshot(bytes) };
       }
     } catch (e) {
       if (CONFIG.debug) console.warn('webnn-polyfill: stored engine snapshot unusable, not using it:', e);
@@ -301,13 +311,17 @@ async function findSnapshot(cache) {
   const built = RUNTIME_MANIFEST.snapshot;
   if (CONFIG.snapshot && CONFIG.buildSnapshot !== false && built && built.key === snapshotKey()
       && typeof DecompressionStream === 'function') {
-    const gz = await fetchVerified(built.file);  // a tampered file is an error, not a fallback
+    const gz = await readAll(await fetchResponse(built.file));
+    // Hashed while it is decompressed; a tampered file is an error, not a fallback.
+    const integrity = verifyBytes(built.file, gz).then(() => {});
+    integrity.catch(() => {});
     try {
       const stream = new Blob([gz]).stream().pipeThrough(new DecompressionStream('gzip'));
       const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
-      // Its hash was checked before decompressing: no need to hash the payload again.
-      return { source: 'build', bytes, ...(await parseSnapshot(bytes, { verified: true })) };
+      markTime('snapshotRead');
+      return { source: 'build', bytes, ...parseSnapshot(bytes, integrity) };
     } catch (e) {
+      await integrity;
       if (CONFIG.debug) console.warn('webnn-polyfill: built engine snapshot unusable, starting normally:', e);
     }
   }
@@ -379,6 +393,7 @@ async function loadPyodideWith(options, { wasmModule, beforeRestore, afterRestor
       return {};
     };
     const Module = await factory(settings);
+    markTime('moduleReady');
     if (afterRestore) {
       if (beforeRestore) await beforeRestore(Module);
       const API = settings.API;
@@ -506,10 +521,13 @@ function describeExtraSlots(Module, libs) {
 
 // ---------------------------------------------------------------- the start
 
-// Imported before the snapshot: what every start needs, and (when present)
-// what the first build() would otherwise import.
-const ENGINE_MODULES = ['numpy', 'webnn_core.bridge', 'webnn_core.backends.cpu', 'webnn_core.backends.cpu.fast'];
-const WARM_MODULES = ['webnn_core.ops', 'webnn_core.backends.cpu.compile', 'webnn_core.backends.cpu.fast.library', 'webnn_core.backends.cpu.fast.pack'];
+// Imported before the snapshot: what every start needs, and (when present:
+// module names move) what the first createContext() and build() would
+// otherwise import.
+const ENGINE_MODULES = ['numpy', 'webnn_core.bridge'];
+const WARM_MODULES = ['webnn_core.ops', 'webnn_core.backends.cpu', 'webnn_core.backends.cpu.backend',
+  'webnn_core.backends.cpu.compile', 'webnn_core.backends.cpu.reference', 'webnn_core.backends.cpu.fast',
+  'webnn_core.backends.cpu.fast.library', 'webnn_core.backends.cpu.fast.pack', 'webnn_core.backends.webgpu'];
 
 // Package files a restore writes back: not C headers, stubs, or test suites.
 function runtimeFile(path) {
@@ -568,19 +586,25 @@ gc.collect()`);
 }
 
 async function startFromSnapshot(parts, found) {
-  const { meta, files, libraries, memory } = found;
+  const { meta, files, libraries, verified, memory } = found;
   let modules = null;
   reportProgress('restore');
   const pyodide = await loadPyodideWith({ ...parts.options, _loadSnapshot: memory }, {
     wasmModule: parts.wasm,
-    beforeRestore: async () => { modules = await libraries; markTime('librariesCompiled'); },
+    beforeRestore: async () => {
+      await verified;  // nothing of the snapshot runs before its bytes are known good
+      modules = await libraries;
+      markTime('librariesCompiled');
+    },
     afterRestore: (Module) => { markTime('memoryRestored'); reloadSideModules(Module, meta, modules); markTime('librariesRestored'); },
   });
   markTime('pyodideReady');
   const FS = pyodide.FS;
+  const dirs = new Set();
   for (const [path, bytes] of files) {
-    FS.mkdirTree(path.slice(0, path.lastIndexOf('/')));
-    FS.writeFile(path, bytes);
+    const dir = path.slice(0, path.lastIndexOf('/'));
+    if (!dirs.has(dir)) { FS.mkdirTree(dir); dirs.add(dir); }
+    FS.writeFile(path, bytes, { canOwn: true });  // no copy: the buffer is theirs
   }
   markTime('filesWritten');
   // Every restore starts from the same state: draw fresh seeds.
@@ -614,6 +638,7 @@ export async function startRuntime() {
         if (found.source === 'build' && cache) storeSnapshot(cache, found.bytes).catch(() => {});
         return pyodide;
       } catch (e) {
+        if (e instanceof RuntimeIntegrityError) throw e;
         if (CONFIG.debug) console.warn('webnn-polyfill: engine snapshot did not restore, starting normally:', e);
         if (cache) await cache.delete(cacheUrl()).catch(() => {});
       }

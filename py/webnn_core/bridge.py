@@ -198,17 +198,32 @@ def nnef_required_files(graph_text):
     return jsapi.required_files(graph_text)
 
 
-def nnef_export(graph, name):
+def nnef_export(graph, name, version="1.0"):
     from .nnef import jsapi
+    from .nnef2 import jsapi as jsapi2
 
-    return jsapi.export(graph, name)
+    return jsapi2.export(graph, name) if version == "2.0" else jsapi.export(graph, name)
 
 
-def nnef_export_archive(graph, name):
+def nnef_export_archive(graph, name, version="1.0"):
     from .nnef import jsapi
+    from .nnef2 import jsapi as jsapi2
 
-    return jsapi.export_archive(graph, name)  # bytes: returned raw
+    # bytes: returned raw
+    return jsapi2.export_archive(graph, name) if version == "2.0" else jsapi.export_archive(graph, name)
 
 
 METHODS.update({f.__name__: f for f in (nnef_load, nnef_required_files, nnef_export, nnef_export_archive)})
 _TAKES_DATA.add("nnef_load")
+
+
+# -- XLA / StableHLO (webnn_core.xla.jsapi; JS side: js/src/xla.js) ----------------------
+def xla_load(context, text, weights_kind, manifest, data):
+    from .xla import jsapi
+
+    model, info = jsapi.load(context, text, weights_kind, manifest, data)
+    return {"graph": _register(model.graph), **info}
+
+
+METHODS["xla_load"] = xla_load
+_TAKES_DATA.add("xla_load")

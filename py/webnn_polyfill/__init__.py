@@ -76,10 +76,14 @@ def _data_type_of(array: np.ndarray, what: str) -> str:
 class ML:
     """`navigator.ml`: makes contexts."""
 
-    def create_context(self, options=None, *, device_type: str | None = None,
-                       power_preference: str | None = None) -> "MLContext":
+    def create_context(self, options=None, *, device_type: str | None = None, power_preference: str | None = None,
+                       fast_paths: bool | None = None) -> "MLContext":
+        """`options`: {"deviceType", "powerPreference"} (or the keywords);
+        `fast_paths=False` runs the numpy reference kernels only."""
         o = _dictionary(options, "createContext: options")
-        core = Context(device_type or o.get("deviceType", "cpu"), power_preference or o.get("powerPreference", "default"))
+        backend = {"fastPaths": fast_paths} if fast_paths is not None else None
+        core = Context(device_type or o.get("deviceType", "cpu"), power_preference or o.get("powerPreference", "default"),
+                       backend)
         return MLContext(core)
 
     createContext = create_context

@@ -238,6 +238,16 @@ def test_nnef_card_runs_the_sample_document(gpage, server):
     line = [ln for ln in page.inner_text("#out").splitlines() if ln.startswith("output")][0]
     got = np.array([float(v) for v in line.split("= [")[1].rstrip("]").split(",")])
     assert np.allclose(got, expected.ravel(), atol=1e-5), (got, expected)
+    # The same network as NNEF 2.0 (SkriptND, main.sknd): told apart by content, same result.
+    page.click("#sample-v2")   # sets data-state=busy synchronously, then loads and runs
+    page.wait_for_selector("body[data-state=done], body[data-state=error]", timeout=120_000)
+    assert page.get_attribute("body", "data-state") == "done", page.inner_text("#error")
+    assert page.inner_text("#doc-label") == "main.sknd"
+    line = [ln for ln in page.inner_text("#out").splitlines() if ln.startswith("output")][0]
+    got = np.array([float(v) for v in line.split("= [")[1].rstrip("]").split(",")])
+    assert np.allclose(got, expected.ravel(), atol=1e-5), (got, expected)
+    page.click("#sample-v1")
+    page.wait_for_selector("body[data-state=done], body[data-state=error]", timeout=120_000)
     # A broken document is reported in the page, with the NNEF position.
     page.fill("#doc", "version 1.0;\ngraph g( input ) -> ( output ) { input = external<scalar>(shape = [1]); output = relu(input; }")
     page.click("#run")

@@ -106,3 +106,17 @@ def test_graph_describes_its_inputs_and_outputs(context):
     g = b.build({"y": b.cast(x, "int32")})
     assert g.inputs == {"x": {"dataType": "float16", "shape": [3]}}
     assert g.outputs == {"y": {"dataType": "int32", "shape": [3]}}
+
+
+def test_numpy_reference_kernels_give_the_same_result():
+    x = np.random.default_rng(3).standard_normal((1, 2, 5, 5)).astype(np.float32)
+    w = np.random.default_rng(4).standard_normal((3, 2, 3, 3)).astype(np.float32)
+    # conv2d by numpy: sliding-window dot products (no padding, stride 1).
+    windows = np.lib.stride_tricks.sliding_window_view(x[0], (3, 3), axis=(1, 2))  # (2, 3, 3, 3, 3)
+    expected = np.einsum("cijkl,ockl->oij", windows, w)[None]
+    for fast in (True, False):
+        context = ml.create_context(fast_paths=fast)
+        b = MLGraphBuilder(context)
+        y = b.conv2d(b.input("x", [1, 2, 5, 5], "float32"), b.constant(w))
+        out = context.compute(b.build({"y": y}), {"x": x})["y"]
+        np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)

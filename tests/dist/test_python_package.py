@@ -54,6 +54,16 @@ def test_installed_from_the_venv_not_the_checkout(env, tmp_path):
     assert WHEELS[0].name == f"webnn_polyfill-{version}-py3-none-any.whl"
 
 
+def test_wheel_holds_the_packages_and_their_data_only():
+    import zipfile
+
+    names = zipfile.ZipFile(WHEELS[0]).namelist()
+    tops = {n.split("/")[0] for n in names} - {n.split("/")[0] for n in names if ".dist-info/" in n}
+    assert tops == {"webnn_core", "webnn_polyfill"}, tops
+    assert not [n for n in names if n.endswith((".md", ".pyc", ".so"))]
+    assert any(n.endswith(".sknd") for n in names)  # package data (the NNEF 2 standard library) is in
+
+
 def test_readme_example_runs_and_prints_the_convolution(env, tmp_path):
     out = run_python(env, readme_example(), tmp_path)
     # The convolution by hand: a 2x2 box sum of the 3x3 ramp, zero-padded right and bottom.

@@ -277,3 +277,70 @@ def test_bridge_tells_2_0_from_1_0_by_content():
     assert call("nnef_required_files", [SMALL])["ok"] == ["main.Small.k1.dat", "main.Small.b1.dat", "main.Small.w.dat"]
     bad = call("nnef_load", [ctx, [["main.sknd", 0, 20]], {}], b"import nn;\ngraph G {")
     assert bad["error"][0] == "SyntaxError" and bad["error"][1].startswith("main.sknd:2:10:")
+
+
+def test_bridge_exports_skriptnd():
+    ctx = {"$o": call("create_context", ["cpu", "default"])["ok"]}
+    files = samples.alexnet_files(divisor=16, image=195, seed=2)
+    manifest, offset, chunks = [], 0, []
+    for path, data in files.items():
+        manifest.append([path, offset, len(data)])
+        chunks.append(data)
+        offset += len(data)
+    r = call("nnef_load", [ctx, manifest, {}], b"".join(chunks))["ok"]
+    info = call("nnef_export", [{"$o": r["graph"]}, "AlexNet", "2.0"])["ok"]
+    assert "graph AlexNet {" in info["text"] and any(f.startswith("main.AlexNet.") for f in info["files"])
+    archive = call("nnef_export_archive", [{"$o": r["graph"]}, "AlexNet", "2.0"])
+    assert isinstance(archive, bytes) and is_nnef2(archive)
+    assert list(load(archive).outputs) == ["output"]
+
+
+def test_variables_of_invoked_operators_use_the_label_scope():
+    text = """import math;
+operator scale {
+    @input { x: real[n]; }
+    @output { y: real[n]; }
+    @variable { w: real[n]; }
+    @compose { y = math.mul(x, w); }
+}
+graph G {
+    @input { x: real[3]; }
+    @output { z: real[3]; }
+    @compose {
+        a = first: scale(x);
+        z = scale(a);
+    }
+}
+"""
+    w1, w2 = np.array([1, 2, 3], np.float32), np.array([10, 20, 30], np.float32)
+    x = np.array([1, 1, 2], np.float32)
+    # explicit label 'first', auto label 'z' (the single result's name), seed §2.10
+    files = {"main.sknd": text, "main.G.first.w.dat": dat_bytes(w1), "G.z.w.dat": dat_bytes(w2)}
+    np.testing.assert_array_equal(load(files).run({"x": x})["z"], x * w1 * w2)
+    with pytest.raises(NNEFDataError, match=r"looked for main.G.first.w.dat, G.first.w.dat, first.w.dat, w.dat"):
+        load({"main.sknd": text})
+
+
+def test_single_component_operators_propagate_their_scope():
+    text = """import math;
+operator scale {
+    @input { x: real[n]; }
+    @output { y: real[n]; }
+    @variable { w: real[n]; }
+    @compose { y = math.mul(x, w); }
+}
+operator wrapped {
+    @input { x: real[n]; }
+    @output { y: real[n]; }
+    @compose { y = scale(x); }
+}
+graph G {
+    @input { x: real[3]; }
+    @output { z: real[3]; }
+    @compose { z = outer: wrapped(x); }
+}
+"""
+    w = np.array([1, 2, 3], np.float32)
+    # 'wrapped' has one component and no tensors of its own: 'scale' inside it has scope G.outer, not G.outer.y
+    files = {"main.sknd": text, "main.G.outer.w.dat": dat_bytes(w)}
+    np.testing.assert_array_equal(load(files).run({"x": np.ones(3, np.float32)})["z"], w)

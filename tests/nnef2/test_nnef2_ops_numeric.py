@@ -271,3 +271,38 @@ def test_image_sampling():
         d = image.nearest_downsample{axes=[2, 3], factor=2}(x);""", {"x": x}, {"u": "real", "d": "real"})
     np.testing.assert_array_equal(out["u"], x.repeat(2, 2).repeat(3, 3))
     np.testing.assert_array_equal(out["d"], x[:, :, ::2, ::2])
+
+
+def test_operators_composed_from_their_skriptnd_bodies():
+    """Standard operators without a direct mapping run by inlining their @compose body."""
+    x = R.standard_normal((1, 4, 6, 6)).astype(np.float32)
+    out = one_op("""a = nn.l2_norm{axes=[1]}(x);
+        b = nn.l1_norm{axes=[1], epsilon=0.5}(x);
+        c = nn.mean_variance_norm(x);
+        d = layout.shuffle{axis=1, groups=2}(x);
+        e = image.area_downsample{axes=[2, 3], factor=[2, 3]}(x);
+        f = nn.rms_pool{size=[2, 2], stride=[2, 2]}(x);
+        g = nn.lp_pool{size=[3, 3], stride=[3, 3], p=3.0}(x);""", {"x": x}, dict.fromkeys("abcdefg", "real"))
+    np.testing.assert_allclose(out["a"], x / np.sqrt((x ** 2).sum(1, keepdims=True)), rtol=1e-5)
+    np.testing.assert_allclose(out["b"], x / np.maximum(np.abs(x).sum(1, keepdims=True), 0.5), rtol=1e-5)
+    mean, var = x.mean((2, 3), keepdims=True), x.var((2, 3), keepdims=True)
+    np.testing.assert_allclose(out["c"], (x - mean) / np.sqrt(var + 1e-5), rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(out["d"], x.reshape(1, 2, 2, 6, 6).transpose(0, 2, 1, 3, 4).reshape(1, 4, 6, 6))
+    np.testing.assert_allclose(out["e"], x.reshape(1, 4, 3, 2, 2, 3).mean((3, 5)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["f"], np.sqrt((x ** 2).reshape(1, 4, 3, 2, 3, 2).mean((3, 5))), rtol=1e-5)
+    np.testing.assert_allclose(out["g"], (np.abs(x) ** 3).reshape(1, 4, 2, 3, 2, 3).sum((3, 5)) ** (1 / 3),
+                               rtol=1e-4)
+
+
+def test_fake_quantization():
+    x = (R.standard_normal((1, 3, 4)) * 2).astype(np.float32)
+    out = one_op("""a = quant.zero_point_linear_quantize{zero_point=[0, 1, -2], scale=[0.1, 0.05, 0.2], bits=4}(x);
+        b = quant.min_max_linear_quantize{min=-1.0, max=1.5, bits=8, signed=false}(x);""",
+                 {"x": x}, {"a": "real", "b": "real"}, imports=("quant",))
+    rnd = lambda v: np.sign(v) * np.floor(np.abs(v) + 0.5)
+    zp, sc = np.array([0, 1, -2])[None, :, None], np.array([0.1, 0.05, 0.2])[None, :, None]
+    q = np.clip(zp + rnd(x / sc), -8, 7)
+    np.testing.assert_allclose(out["a"], (q - zp) * sc, rtol=1e-5, atol=1e-6)
+    r = 255.0
+    q = rnd((np.clip(x, -1.0, 1.5) + 1.0) / 2.5 * r)
+    np.testing.assert_allclose(out["b"], q / r * 2.5 - 1.0, rtol=1e-5, atol=1e-6)

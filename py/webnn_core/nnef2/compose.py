@@ -177,9 +177,13 @@ class Composer:
         return self.tensor_const(array, dtype, p.name)
 
     # -- statements ----------------------------------------------------------------------
-    def run(self, components, ev, ctx):
+    def run(self, components, ev, ctx, propagate=False):
+        """propagate: the body of an operator with one component and no local tensors, whose
+        invocation takes the containing scope instead of a label of its own (seed §2.10)."""
         for c in components:
             hint = c.lhs[0].name if len(c.lhs) == 1 and isinstance(c.lhs[0], LItem) else None
+            if propagate and len(components) == 1:
+                hint = None
             try:
                 results = self.rhs(c.rhs, ev, ctx, hint)
             except Unknown as u:
@@ -398,7 +402,8 @@ class Composer:
         self.declare_tensors(opdef, ev, ctx)
         if opdef.block("update"):
             raise NNEFUnsupportedError(opdef.qualified, "@update (variable updates)").at(pos)
-        self.run(opdef.block("compose"), ev, ctx)
+        local = opdef.block("constant") or opdef.block("variable")
+        self.run(opdef.block("compose"), ev, ctx, propagate=not local)
         results = []
         for (name, dtype, shape), p in zip(inst.outputs, opdef.block("output")):
             t = ev.values.get(name)

@@ -136,9 +136,9 @@ class Exporter:
         for node in reachable_nodes(outputs):
             self.node = node
             handler = getattr(self, "op_" + node.op.name, None)
-            if handler is None or node.call is None:
+            if handler is None:
                 raise self.unsupported(f"WebNN '{node.op.name}' has no exporter to a standard 2.0 operator")
-            args, options = node.call
+            args, options = node.call_args()
             result = handler(node, *args, **options)
             results = result if isinstance(result, list) else [result]
             for operand, ident in zip(node.outputs, results):

@@ -171,7 +171,8 @@ CUMULATIVE = {"+": lambda a, b: a + b, "*": lambda a, b: a * b, "&&": lambda a, 
 
 
 def _round(x):
-    return float(math.floor(x + 0.5))
+    # half away from zero, as the WebNN lowering of `round` (the draft does not say)
+    return math.copysign(math.floor(abs(x) + 0.5), x) + 0.0
 
 
 BUILTINS = {

@@ -607,3 +607,40 @@ def _nearest_downsample(c, inst, x):
     out = inst.outputs[0][2]
     sizes = [max((o - 1) * s + 1, 0) for o, s in zip(out, strides)]
     return c.op("slice", x, [0] * d, sizes, strides=strides)
+
+
+# -- quantization (fake quantization: quantize, then dequantize, as the definitions' @lower) ------------
+def _per_channel(c, inst, x, values, dtype="real"):
+    """A per-channel attribute as a constant broadcasting along channel_axis."""
+    axis = inst.attrs["channel_axis"] % len(x.shape)
+    shape = [1] * len(x.shape)
+    if len(set(values)) == 1:
+        return c.const(np.array(values[0]), dtype)
+    shape[axis] = len(values)
+    return c.const(np.array(values).reshape(shape), dtype)
+
+
+def _round_half_away(c, x):
+    return c.op("mul", c.op("sign", x), c.op("floor", c.op("add", c.op("abs", x), scalar(c, 0.5, x))))
+
+
+@op("quant.zero_point_linear_quantize")
+def _zero_point_quantize(c, inst, x):
+    zp = _per_channel(c, inst, x, [float(v) for v in inst.attrs["zero_point"]])
+    sc = _per_channel(c, inst, x, [float(v) for v in inst.attrs["scale"]])
+    lo, hi = float(inst.env["m"]), float(inst.env["r"])
+    q = c.op("add", _round_half_away(c, c.op("div", x, sc)), zp)
+    q = c.op("min", c.op("max", q, scalar(c, lo, x)), scalar(c, hi, x))
+    return c.op("mul", c.op("sub", q, zp), sc)
+
+
+@op("quant.min_max_linear_quantize")
+def _min_max_quantize(c, inst, x):
+    mn = _per_channel(c, inst, x, [float(v) for v in inst.attrs["min"]])
+    mx = _per_channel(c, inst, x, [float(v) for v in inst.attrs["max"]])
+    r, p = float(inst.env["r"]), float(inst.env["p"])
+    sc = c.op("sub", mx, mn)
+    clamped = c.op("min", c.op("max", x, mn), mx)
+    q = c.op("sub", _round_half_away(c, c.op("mul", c.op("div", c.op("sub", clamped, mn), sc), scalar(c, r, x))),
+             scalar(c, p, x))
+    return c.op("add", c.op("mul", c.op("div", c.op("add", q, scalar(c, p, x)), scalar(c, r, x)), sc), mn)

@@ -37,3 +37,16 @@ def required_files(text):
     for g in module.graphs[:1]:
         out += [f"main.{g.name}.{p.name}.dat" for p in g.block("variable")]
     return out
+
+
+def export(graph, name="G"):
+    from .export import export_graph
+    text, files = export_graph(graph, name or "G")
+    return {"text": text, "files": sorted(files), "mapping": {}}
+
+
+def export_archive(graph, name="G") -> bytes:
+    from ..nnef.samples import to_tgz
+    from .export import export_graph
+    text, files = export_graph(graph, name or "G")
+    return to_tgz({"main.sknd": text.encode(), **files})

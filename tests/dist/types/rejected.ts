@@ -5,6 +5,8 @@ import { ml } from 'webnn-polyfill';
 async function wrong(): Promise<void> {
   // @ts-expect-error not a power preference
   await ml.createContext({ powerPreference: 'fastest' });
+  // @ts-expect-error not a device type
+  await ml.createContext({ deviceType: 'tpu' });
   const context = await ml.createContext();
   // @ts-expect-error MLContext has no constructor
   new MLContext();

@@ -8,7 +8,7 @@ self.WEBNN_POLYFILL_CONFIG = { runtimeBase: 'https://cdn.example/webnn-polyfill/
 
 async function everything(): Promise<number> {
   const same: ML = navigator.ml;
-  const context: MLContext = await ml.createContext({ powerPreference: 'high-performance', accelerated: false });
+  const context: MLContext = await ml.createContext({ powerPreference: 'high-performance', accelerated: false, deviceType: 'gpu' });
   const viaGlobal: MLContext = await same.createContext();
   const lost: Promise<MLContextLostInfo> = context.lost;
   const accelerated: boolean = context.accelerated;
