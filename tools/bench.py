@@ -1,5 +1,6 @@
-"""Model benchmark in headless Chromium: the WebNN polyfill side by side with
-TensorFlow.js (cpu, wasm and webgl backends) on the same weights.
+"""Model benchmark in a headless browser (--browser chromium|firefox|webkit): the WebNN
+polyfill side by side with TensorFlow.js (cpu, wasm and webgl backends) on the same
+weights, in the same engine.
 
     python3 tools/bench.py [--runs N] [--out bench.json] [--markdown docs/performance.md]
     python3 tools/bench.py --layouts [--runs N]   (only: SqueezeNet NHWC vs NCHW, below)
@@ -42,15 +43,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import serve  # noqa: E402
 
+sys.path.insert(0, str(ROOT))
+from wpt_runner import engines as browser_engines  # noqa: E402
+
 TFJS_VERSION = "4.22.0"
 TFJS_PACKAGES = ["@tensorflow/tfjs-core", "@tensorflow/tfjs-backend-cpu",
                  "@tensorflow/tfjs-backend-wasm", "@tensorflow/tfjs-backend-webgl"]
 NODE_DIR = ROOT / ".cache" / "node"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run",
-                 # WebGL without a GPU: ANGLE on SwiftShader (TF.js webgl backend)
-                 "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
+ENGINE_NAMES = {"chromium": "Chromium", "firefox": "Firefox ESR", "webkit": "WebKitGTK (under Xvfb)"}
+# WebGL without a GPU in Chromium: ANGLE on SwiftShader (TF.js webgl backend)
+WEBGL_ARGS = ["--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
 MODEL_TITLES = {"squeezenet": "SqueezeNet 1.0", "mobilenetv2": "MobileNetV2 (synthesized logits)"}
 # (key, label, bench page query)
 ENGINES = [
@@ -97,7 +100,7 @@ def ensure_tfjs() -> str | None:
     return None
 
 
-def machine_info(browser_version: str) -> dict:
+def machine_info(engine: str, browser_version: str | None) -> dict:
     cpu = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -123,44 +126,72 @@ def machine_info(browser_version: str) -> dict:
     except OSError:
         commit = None
     return {"cpu": cpu, "cores": os.cpu_count(), "memory": mem, "os": f"{platform.system()} {platform.release()}",
-            "browser": f"Chromium {browser_version} (headless)", "loadavg_at_start": load,
+            "browser": f"{ENGINE_NAMES.get(engine, engine)} {browser_version} (headless)", "loadavg_at_start": load,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "commit": commit, "tfjs": TFJS_VERSION}
 
 
 # ------------------------------------------------------------------ running
-def run_engines(base: str, engines: list, args) -> dict:
-    from playwright.sync_api import sync_playwright
+class Profiles:
+    """Fresh browser profiles of one engine (--browser), each a browser of
+    wpt_runner.engines with an empty profile: a cold start.  Chromium keeps the
+    WebGL-on-SwiftShader switches for TF.js's webgl backend."""
 
+    def __init__(self, engine: str):
+        self.engine = engine
+        self._pw = None
+        if engine == "chromium":
+            from playwright.sync_api import sync_playwright
+            self._pw = sync_playwright().start()
+        self.version = None
+
+    def new(self):
+        b = browser_engines.launch(self.engine, playwright=self._pw,
+                           args=WEBGL_ARGS if self.engine == "chromium" else ())
+        self.version = self.version or b.version
+        return b
+
+    def close(self):
+        if self._pw:
+            self._pw.stop()
+
+
+def wait_until(page, expression: str, timeout: float):
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression, timeout=timeout):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{expression} stayed false for {timeout:g} s")
+        time.sleep(0.1)
+
+
+def run_engines(base: str, engines_: list, args) -> dict:
     results = {}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        info = machine_info(browser.version)
+    profiles = Profiles(args.browser)
+    try:
         common = f"runs={args.runs}&budget={args.budget}&models={','.join(args.models)}"
-        for key, label, query in engines:
-            log(f"{label} ...")
+        for key, label, query in engines_:
+            log(f"{label} ({args.browser}) ...")
             t = time.time()
-            context = browser.new_context()  # empty HTTP cache: a cold start
-            page = context.new_page()
-            page.set_default_timeout(args.page_timeout * 1000)
-            errors = []
-            page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+            browser = profiles.new()  # empty profile and HTTP cache: a cold start
+            page = browser.new_page()
             try:
-                page.goto(f"{base}/bench/?{query}&{common}")
-                r = page.evaluate("window.benchResult")
+                page.goto(f"{base}/bench/?{query}&{common}", timeout=args.page_timeout)
+                r = page.evaluate("window.benchResult", timeout=args.page_timeout)
                 if r.get("start") and not r.get("unavailable") and not r.get("error"):
-                    # The same start again in the same context: HTTP cache (and V8 code cache) warm.
+                    # The same start again in the same profile: HTTP cache (and code cache) warm.
                     warm = []
                     for _ in range(args.warm_starts):
-                        page.goto(f"{base}/bench/?{query.split('&ops')[0]}&startOnly=1&{common}")
-                        w = page.evaluate("window.benchResult")
+                        page.goto(f"{base}/bench/?{query.split('&ops')[0]}&startOnly=1&{common}",
+                                  timeout=args.page_timeout)
+                        w = page.evaluate("window.benchResult", timeout=args.page_timeout)
                         if w.get("start"):
                             warm.append(w["start"])
                     r["warmStarts"] = warm
             except Exception as e:  # a page that hangs or crashes must not sink the others
                 r = {"error": f"{type(e).__name__}: {e}"}
             finally:
-                context.close()
+                errors = [e for e in page.errors if e.startswith("uncaught")]
+                browser.close()
             if errors:
                 r["pageErrors"] = errors[:5]
             r["label"] = label
@@ -168,30 +199,27 @@ def run_engines(base: str, engines: list, args) -> dict:
             results[key] = r
             status = r.get("unavailable") or r.get("error") or "ok"
             log(f"  {label}: {status} ({r['wallSeconds']} s)")
-        browser.close()
-    return {"machine": info, "engines": results}
+    finally:
+        profiles.close()
+    return {"machine": machine_info(args.browser, profiles.version), "engines": results}
 
 
 def run_startup(base: str, args) -> dict:
     """Start-up only, interleaved: for each of N rounds and each engine, a new
     browser profile (cold: empty HTTP cache, Cache Storage and code cache),
     then the same page again in that profile (warm)."""
-    from playwright.sync_api import sync_playwright
-
     runs = {key: {"label": label, "cold": [], "warm": [], "snapshot": [], "phases": []}
             for key, label, _ in STARTUP_ENGINES}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        info = machine_info(browser.version)
+    profiles = Profiles(args.browser)
+    try:
         for round_ in range(args.startup_runs):
             for key, label, query in STARTUP_ENGINES:
-                context = browser.new_context()
+                browser = profiles.new()
                 try:
                     for kind in ("cold", "warm"):
-                        page = context.new_page()
-                        page.set_default_timeout(args.page_timeout * 1000)
-                        page.goto(f"{base}/bench/?{query}&startOnly=1&models=squeezenet")
-                        r = page.evaluate("window.benchResult")
+                        page = browser.new_page()
+                        page.goto(f"{base}/bench/?{query}&startOnly=1&models=squeezenet", timeout=args.page_timeout)
+                        r = page.evaluate("window.benchResult", timeout=args.page_timeout)
                         if not r.get("start"):
                             runs[key]["error"] = r.get("unavailable") or r.get("error") or "no start time"
                             break
@@ -200,16 +228,17 @@ def run_startup(base: str, args) -> dict:
                             runs[key]["snapshot"].append(r["start"].get("snapshot"))
                             runs[key]["phases"].append({"kind": kind, **(r["start"].get("phases") or {})})
                         if kind == "cold" and key == "polyfill":  # the next start needs the stored snapshot
-                            page.wait_for_function("!['created', 'built'].includes(webnnPolyfill.engineStats.snapshot)"
-                                                   " || webnnPolyfill.engineStats.snapshotStored === true")
+                            wait_until(page, "!['created', 'built'].includes(webnnPolyfill.engineStats.snapshot)"
+                                             " || webnnPolyfill.engineStats.snapshotStored === true", 120)
                         page.close()
                 finally:
-                    context.close()
-            log(f"start-up round {round_ + 1}/{args.startup_runs}: " + ", ".join(
+                    browser.close()
+            log(f"start-up round {round_ + 1}/{args.startup_runs} ({args.browser}): " + ", ".join(
                 f"{r['label']} cold {fmt(r['cold'][-1] if r['cold'] else None)} warm {fmt(r['warm'][-1] if r['warm'] else None)}"
                 for r in runs.values()))
-        browser.close()
-    return {"machine": info, "startup": runs}
+    finally:
+        profiles.close()
+    return {"machine": machine_info(args.browser, profiles.version), "startup": runs}
 
 
 def median(values):
@@ -394,14 +423,20 @@ def machine_line(info: dict) -> str:
             f"TF.js {info['tfjs']}; {info['date']}; commit {info['commit']}; load average at start {info['loadavg_at_start']}")
 
 
-def write_markdown(path: Path, body: str, command: str, info: dict) -> None:
-    block = (f"<!-- bench:begin (generated by tools/bench.py; edit outside these markers) -->\n"
-             f"Command: `{command}`\n\nMachine: {machine_line(info)}\n\n{body}\n<!-- bench:end -->")
-    if path.exists() and "<!-- bench:begin" in path.read_text():
+def write_markdown(path: Path, body: str, command: str, info: dict, engine: str = "chromium") -> None:
+    """Between this engine's markers: `<!-- bench:begin ... -->` / `<!-- bench:end -->` for
+    Chromium, `<!-- bench:begin:ENGINE ... -->` / `<!-- bench:end:ENGINE -->` for the others."""
+    tag = "" if engine == "chromium" else f":{engine}"
+    begin, end_marker = f"<!-- bench:begin{tag} ", f"<!-- bench:end{tag} -->"
+    block = (f"{begin}(generated by tools/bench.py; edit outside these markers) -->\n"
+             f"Command: `{command}`\n\nMachine: {machine_line(info)}\n\n{body}\n{end_marker}")
+    if path.exists() and begin in path.read_text():
         text = path.read_text()
-        start = text.index("<!-- bench:begin")
-        end = text.index("<!-- bench:end -->", start) + len("<!-- bench:end -->")
+        start = text.index(begin)
+        end = text.index(end_marker, start) + len(end_marker)
         path.write_text(text[:start] + block + text[end:])
+    elif path.exists():
+        path.write_text(path.read_text().rstrip("\n") + "\n\n" + block + "\n")
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("# Performance\n\n" + block + "\n")
@@ -425,6 +460,9 @@ def main(argv=None) -> int:
     p.add_argument("--startup-only", action="store_true", help="only the start-up table")
     p.add_argument("--layouts", action="store_true",
                    help="only SqueezeNet NHWC vs NCHW (same weights), in Chromium and in CPython")
+    p.add_argument("--browser", choices=browser_engines.ENGINES, default="chromium",
+                   help="engine to measure in (wpt_runner/engines.py; default chromium): the polyfill "
+                        "and TF.js run in the same engine")
     args = p.parse_args(argv)
     if args.layouts:
         import bench_kernels
@@ -443,8 +481,9 @@ def main(argv=None) -> int:
     if not (ROOT / "dist" / "webnn-polyfill.js").exists():
         print("bench: dist/ is not built: run ./dev build first", file=sys.stderr)
         return 2
-    if not Path(CHROMIUM).exists():
-        print(f"bench: Chromium not found at {CHROMIUM}: run ./dev setup", file=sys.stderr)
+    why = browser_engines.unavailable(args.browser)
+    if why:
+        print(f"bench: {args.browser}: {why}", file=sys.stderr)
         return 2
     models_dir = Path(os.environ.get("WEBNN_MODELS", ROOT.parent / "shared" / "models"))
     if not (models_dir / "squeezenet1.0_nhwc").exists():
@@ -482,7 +521,7 @@ def main(argv=None) -> int:
         args.out.write_text(json.dumps(data, indent=1) + "\n")
         log(f"wrote {args.out}")
     if args.markdown:
-        write_markdown(args.markdown, body, command, data["machine"])
+        write_markdown(args.markdown, body, command, data["machine"], args.browser)
         log(f"wrote {args.markdown}")
     ok = available(data["engines"].get("polyfill", {"error": "not run"})) if "polyfill" in wanted else True
     if args.startup_only:

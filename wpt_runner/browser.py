@@ -1,8 +1,10 @@
-"""Driving headless Chromium with asyncio Playwright.
+"""Driving the browsers: Chromium with asyncio Playwright (run_all), Firefox and
+WebKit through wpt_runner.engines in threads (run_all_sync).
 
-Each job owns one Chromium (a persistent context on a temporary profile, so
-the HTTP cache and with it the polyfill's large runtime files are shared by
-the pages of that job) and loads one fresh page per test run.
+Each job owns one browser with one profile that starts empty and lives for the
+whole run (so the HTTP cache, and with it the polyfill's large runtime files and
+its start-up snapshot, are shared by the pages of that job: the first page starts
+cold, later ones warm, as under wptrunner) and loads one fresh page per test run.
 """
 
 from __future__ import annotations
@@ -24,6 +26,18 @@ LAUNCH_ARGS = [
 ]
 POLL_S = 0.1
 GRACE_S = 5.0          # after the deadline: time for testharness's timeout() to report
+# --standard-timeouts: testharness.js's own harness timeouts (its settings'
+# harness_timeout: normal 10 s, long 60 s) end the page; the runner waits that
+# long plus STANDARD_EXTRA_S for loading and reporting, as wptrunner adds its own.
+STANDARD_TIMEOUTS = {"normal": 10.0, "long": 60.0}
+STANDARD_EXTRA_S = 15.0
+
+
+def page_limit(run, base_timeout: float, standard: bool) -> float:
+    """Seconds the runner gives one page."""
+    if standard:
+        return STANDARD_TIMEOUTS["long" if run.long else "normal"] + STANDARD_EXTRA_S
+    return run.timeout(base_timeout)
 MAX_ERRORS = 50
 MAX_ERROR_LEN = 2000
 
@@ -104,13 +118,13 @@ async def _wait_complete(page, deadline: float, seen: list) -> bool:
         await asyncio.sleep(POLL_S)
 
 
-async def run_one(context, run, base_url: str, base_timeout: float):
+async def run_one(context, run, base_url: str, base_timeout: float, standard: bool = False):
     """Load one test page and collect its results.
 
     Returns (FileResult, healthy); healthy is False when the page could not be
     cleaned up and the context should be replaced.
     """
-    limit = run.timeout(base_timeout)
+    limit = page_limit(run, base_timeout, standard)
     errors, crashed, seen = [], [], []
 
     def add_error(text):
@@ -179,7 +193,8 @@ async def run_one(context, run, base_url: str, base_timeout: float):
 
 
 async def run_all(runs, base_url: str, *, jobs: int, timeout: float,
-                  chromium: str | None = None, on_result=None) -> list:
+                  chromium: str | None = None, on_result=None, standard: bool = False,
+                  info: dict | None = None) -> list:
     """Run all ``runs``; results come back in the order of ``runs``.
 
     Each job is its own Chromium with a persistent (temporary) profile: only
@@ -200,6 +215,8 @@ async def run_all(runs, base_url: str, *, jobs: int, timeout: float,
             ctx = await pw.chromium.launch_persistent_context(
                 profile, executable_path=chromium or chromium_path(), args=LAUNCH_ARGS,
                 headless=True)
+            if info is not None and ctx.browser:
+                info.setdefault("browser", f"chromium {ctx.browser.version}")
             for p in ctx.pages:  # the initial blank tab
                 await _guard(p.close(), 5.0)
             return ctx
@@ -214,7 +231,7 @@ async def run_all(runs, base_url: str, *, jobs: int, timeout: float,
                         except asyncio.QueueEmpty:
                             return
                         try:
-                            res, healthy = await run_one(context, run, base_url, timeout)
+                            res, healthy = await run_one(context, run, base_url, timeout, standard)
                         except Exception as e:  # never drop a run
                             res = FileResult(run, "ERROR", f"runner error: {e!r}")
                             healthy = False
@@ -228,4 +245,149 @@ async def run_all(runs, base_url: str, *, jobs: int, timeout: float,
                     await _guard(context.close(), 20.0)
 
         await asyncio.gather(*(job(n) for n in range(max(1, min(jobs, len(runs))))))
+    return results
+
+
+# ------------------------------------------------------------------ other engines
+# Firefox and WebKit go through wpt_runner.engines' blocking interface: one
+# thread per job, each with its own browser and profile.  The logic mirrors
+# run_one() above.
+def _call(js: str, *args) -> str:
+    return f"({js})({', '.join(map(str, args))})"
+
+
+def _wait_complete_sync(page, deadline: float, seen: list) -> bool:
+    from .engines import EvaluationError
+
+    transient = 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        try:
+            st = page.evaluate(_call(_POLL, len(seen)), timeout=max(0.5, left))
+        except EvaluationError:
+            # e.g. the document was replaced right after navigation
+            transient += 1
+            if transient > 20:
+                raise
+            st = None
+        if st:
+            seen.extend(st["fresh"])
+            if st["complete"]:
+                return True
+        time.sleep(POLL_S)
+
+
+def run_one_sync(page, run, base_url: str, base_timeout: float, standard: bool = False):
+    """run_one() for an engines.Page; returns (FileResult, healthy)."""
+    from .engines import EngineError, Timeout
+
+    limit = page_limit(run, base_timeout, standard)
+    seen = []
+    t0 = time.monotonic()
+    deadline = t0 + limit
+    completed = hung = forced = False
+    problem = None
+    try:
+        page.goto(base_url + run.url, timeout=limit)
+        completed = _wait_complete_sync(page, deadline, seen)
+        if not completed:
+            called = page.evaluate(_call(_FORCE_TIMEOUT), timeout=GRACE_S)
+            if called is True:
+                forced = True
+                completed = _wait_complete_sync(page, time.monotonic() + GRACE_S, seen)
+    except Timeout:
+        hung = True
+    except EngineError as e:
+        problem = _short(e)
+
+    state = None
+    if completed:
+        try:
+            state = page.evaluate(_call(_STATE), timeout=GRACE_S)
+        except EngineError:
+            state = None
+    duration = time.monotonic() - t0
+    errors = [e[:MAX_ERROR_LEN] for e in page.errors[:MAX_ERRORS]]
+
+    if state and state.get("complete"):
+        status, message = state.get("status") or "ERROR", state.get("message")
+        subtests = list(state.get("tests") or [])
+        if forced and status == "OK":
+            status = "TIMEOUT"
+    else:
+        status = "ERROR" if problem else "TIMEOUT"
+        message = problem or (f"the page did not complete within {limit:g}s"
+                              + (" (it stopped responding)" if hung else ""))
+        subtests = list(seen)
+
+    healthy = not hung
+    if run.scope == "serviceworker" and healthy:
+        try:
+            page.evaluate(_call(_UNREGISTER_SW), timeout=GRACE_S)
+        except EngineError:
+            healthy = False
+    try:
+        page.close()
+    except EngineError:
+        healthy = False
+    return FileResult(run, status, message, subtests, errors, duration), healthy
+
+
+def run_all_sync(runs, base_url: str, *, engine: str, jobs: int, timeout: float,
+                 on_result=None, info: dict | None = None, standard: bool = False) -> list:
+    """run_all() for an engine of wpt_runner.engines; ``info`` gets the browser version."""
+    import queue
+    import threading
+
+    from . import engines
+
+    if not runs:
+        return []
+    todo = queue.Queue()
+    for i, r in enumerate(runs):
+        todo.put((i, r))
+    results = [None] * len(runs)
+    report_lock = threading.Lock()
+    failures = []
+
+    def job(n):
+        with tempfile.TemporaryDirectory(prefix=f"wpt_runner-{engine}-{n}-") as profile:
+            browser = None
+            try:
+                while True:
+                    try:
+                        i, run = todo.get_nowait()
+                    except queue.Empty:
+                        return
+                    try:
+                        if browser is None:
+                            browser = engines.launch(engine, profile=profile)
+                            if info is not None:
+                                info.setdefault("browser", f"{engine} {browser.version}")
+                        res, healthy = run_one_sync(browser.new_page(), run, base_url, timeout, standard)
+                    except Exception as e:  # never drop a run
+                        res = FileResult(run, "ERROR", f"runner error: {e!r}")
+                        healthy = False
+                    results[i] = res
+                    with report_lock:
+                        if on_result:
+                            on_result(res)
+                    if not healthy and browser is not None:
+                        try:
+                            browser.close()
+                        except Exception as e:
+                            failures.append(repr(e))
+                        browser = None
+            finally:
+                if browser is not None:
+                    browser.close()
+
+    threads = [threading.Thread(target=job, args=(n,), daemon=True)
+               for n in range(max(1, min(jobs, len(runs))))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     return results

@@ -9,20 +9,27 @@ import os
 import sys
 import time
 
-from . import browser, expectations, manifest, report, results, wpttree
+from . import browser, engines, expectations, manifest, report, results, wptreport, wpttree
 from .server import Server
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_POLYFILL = os.path.join(PROJECT_ROOT, "dist")
 DEFAULT_EXPECTATIONS = os.path.join(PROJECT_ROOT, "wpt_runner", "expectations.json")
+
+
+def default_expectations(engine: str) -> str:
+    """Each engine keeps its own expectations file; Chromium's has the historical name."""
+    if engine == "chromium":
+        return DEFAULT_EXPECTATIONS
+    return os.path.join(PROJECT_ROOT, "wpt_runner", f"expectations-{engine}.json")
 POLYFILL_ENTRY = "webnn-polyfill.js"
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m wpt_runner",
-        description="Run WPT webnn/ testharness.js tests in headless Chromium "
-                    "against the WebNN polyfill.")
+        description="Run WPT webnn/ testharness.js tests in headless Chromium, Firefox "
+                    "or WebKit against the WebNN polyfill.")
     p.add_argument("--wpt", metavar="PATH",
                    help="WPT checkout / extracted tree, or a bare git directory "
                         "(webnn/ resources/ interfaces/ common/ of HEAD are extracted to "
@@ -46,14 +53,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                    help="per test page (x%d for META: timeout=long; default 60)"
                         % manifest.LONG_TIMEOUT_MULTIPLIER)
+    p.add_argument("--standard-timeouts", action="store_true",
+                   help="testharness.js's own timeouts (10 s, 60 s for META: timeout=long) end "
+                        "each page, as under wptrunner; no explicit-timeout switch, no runner-side "
+                        "extension (--timeout is ignored)")
+    p.add_argument("--this-chunk", type=int, default=1, metavar="N",
+                   help="run only chunk N (1-based) of --total-chunks, split as wptrunner does")
+    p.add_argument("--total-chunks", type=int, default=1, metavar="M",
+                   help="number of chunks (default 1: everything)")
+    p.add_argument("--chunk-type", choices=manifest.CHUNK_TYPES, default="hash",
+                   help="hash: md5 of the test file's path (all pages of a file in one chunk; "
+                        "wptrunner's 'hash'); id_hash: md5 of the page URL")
     p.add_argument("--out", metavar="FILE", help="write per-subtest results as JSON")
-    p.add_argument("--report", metavar="FILE", help="write a Markdown report")
+    p.add_argument("--report", metavar="FILE",
+                   help="write a Markdown report, and an HTML one beside it (FILE with .html)")
+    p.add_argument("--html", metavar="FILE",
+                   help="write the HTML report here (default: beside --report)")
+    p.add_argument("--wptreport", metavar="FILE",
+                   help="write the results in wptrunner's wptreport.json format (wpt.fyi's input)")
     p.add_argument("--expectations", metavar="FILE",
                    help="JSON of test URL -> subtest names expected to PASS; fail the run "
                         "if one of them does not pass")
     p.add_argument("--update-expectations", action="store_true",
-                   help="rewrite the expectations file (default wpt_runner/expectations.json) "
-                        "from this run, replacing only the entries of the tests that ran")
+                   help="rewrite the expectations file (default: the engine's, "
+                        "wpt_runner/expectations.json for chromium, "
+                        "wpt_runner/expectations-ENGINE.json for the others) from this run, "
+                        "replacing only the entries of the tests that ran")
     p.add_argument("--polyfill", metavar="DIR", default=DEFAULT_POLYFILL,
                    help="directory served at /_webnn_polyfill/, must contain %s "
                         "(default: <project>/dist)" % POLYFILL_ENTRY)
@@ -65,11 +90,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--idl", metavar="FILE", default=None,
                    help="serve FILE as /interfaces/webnn.idl (what idlharness tests against), "
                         "e.g. spec/webnn-2026-09.idl; default: the tree's own")
+    p.add_argument("--browser", choices=engines.ENGINES, default="chromium",
+                   help="engine: chromium (Playwright), firefox (Firefox ESR through "
+                        "puppeteer-core / WebDriver BiDi) or webkit (WebKitGTK through Selenium "
+                        "and WebKitWebDriver, on Xvfb); default chromium")
     p.add_argument("--chromium", metavar="PATH", default=None,
                    help="Chromium executable (default: $CHROMIUM or /usr/bin/chromium)")
-    p.add_argument("--from-results", metavar="FILE",
-                   help="run nothing: take the results from a JSON file written by --out "
-                        "(to write a report or check/update expectations)")
+    p.add_argument("--from-results", metavar="FILE", action="append",
+                   help="run nothing: take the results from JSON files written by --out "
+                        "(repeatable: the chunks of a sharded run are merged) to write "
+                        "reports or check/update expectations")
     p.add_argument("--list", action="store_true", help="list the selected test URLs and exit")
     p.add_argument("--serve", action="store_true",
                    help="only serve the tree (for a manual browser) until interrupted")
@@ -90,18 +120,40 @@ def polyfill_config(args) -> dict:
 
 
 class Progress:
-    """Progress lines on stderr: files done / total and running pass counts."""
+    """Progress on stderr: a rich progress bar on a terminal (files done / total,
+    subtests passing, time left), with the pages that did not pass printed above
+    it; nothing when stderr is not a terminal, except with --verbose, which
+    prints one line per page and every non-passing subtest."""
 
     def __init__(self, total: int, verbose: bool, stream=sys.stderr):
         self.total, self.verbose, self.stream = total, verbose, stream
-        self.done = self.passed = self.subtests = self.files_ok = 0
+        self.done = self.passed = self.subtests = 0
         self.t0 = time.monotonic()
+        self.bar = None
+        if stream.isatty():
+            try:
+                from rich.console import Console
+                from rich.progress import (BarColumn, MofNCompleteColumn, Progress as Bar,
+                                           TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+            except ImportError:  # rich is in requirements-dev.txt; without it, plain lines
+                pass
+            else:
+                self.bar = Bar(TextColumn("wpt"), BarColumn(), MofNCompleteColumn(),
+                               TextColumn("pass {task.fields[passed]}/{task.fields[subtests]}"),
+                               TimeElapsedColumn(), TimeRemainingColumn(),
+                               console=Console(file=stream), transient=True)
+                self.task = self.bar.add_task("wpt", total=total, passed=0, subtests=0)
 
-    def __call__(self, r: results.FileResult):
-        self.done += 1
-        self.passed += r.passed
-        self.subtests += r.total
-        self.files_ok += r.ok
+    def __enter__(self):
+        if self.bar:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.bar:
+            self.bar.stop()
+
+    def line(self, r: results.FileResult) -> str:
         width = len(str(self.total))
         elapsed = time.monotonic() - self.t0
         line = (f"[{self.done:>{width}}/{self.total}] {elapsed:6.0f}s "
@@ -116,7 +168,18 @@ class Progress:
                     line += f"\n      {s['status']}: {s['name']}" + (f" -- {msg[0][:200]}" if msg else "")
             for e in r.errors[:5]:
                 line += f"\n      {e.splitlines()[0][:200]}"
-        print(line, file=self.stream, flush=True)
+        return line
+
+    def __call__(self, r: results.FileResult):
+        self.done += 1
+        self.passed += r.passed
+        self.subtests += r.total
+        if self.bar:
+            self.bar.update(self.task, advance=1, passed=self.passed, subtests=self.subtests)
+            if self.verbose or not r.ok:
+                self.bar.console.print(self.line(r), markup=False, highlight=False)
+        elif self.verbose or (self.stream.isatty() and not r.ok):
+            print(self.line(r), file=self.stream, flush=True)
 
 
 def select_runs(root: str, args) -> list:
@@ -126,19 +189,27 @@ def select_runs(root: str, args) -> list:
     devices = None if args.variants.strip() == "all" else {
         d.strip() for d in args.variants.split(",") if d.strip()}
     patterns = manifest.split_patterns(args.filter)
-    return manifest.expand_runs(root, sources, scopes, devices, patterns)
+    runs = manifest.expand_runs(root, sources, scopes, devices, patterns)
+    if args.total_chunks != 1 or args.this_chunk != 1:
+        runs = manifest.select_chunk(runs, args.this_chunk, args.total_chunks, args.chunk_type)
+    return runs
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     if args.from_results:
-        try:
-            out = results.read_json(args.from_results)
-        except (OSError, ValueError, KeyError) as e:
-            log(f"wpt_runner: error: cannot read {args.from_results}: {e!r}")
-            return 2
-        return finish(args, out, {"from_results": os.path.abspath(args.from_results)}, log)
+        out, meta = [], {}
+        for path in args.from_results:
+            try:
+                part, part_meta = results.read_json_with_meta(path)
+            except (OSError, ValueError, KeyError) as e:
+                log(f"wpt_runner: error: cannot read {path}: {e!r}")
+                return 2
+            out += part
+            meta = results.merge_meta(meta, part_meta)
+        meta["from_results"] = [os.path.abspath(p) for p in args.from_results]
+        return finish(args, results.merge(out), meta, log)
     try:
         root = wpttree.resolve(args.wpt, log=log)
         runs = select_runs(root, args)
@@ -163,7 +234,8 @@ def main(argv=None) -> int:
         return 2
 
     if args.serve:
-        with Server(root, polyfill_dir, cfg, port=args.port, idl=args.idl) as srv:
+        with Server(root, polyfill_dir, cfg, port=args.port, idl=args.idl,
+                    standard_timeouts=args.standard_timeouts) as srv:
             log(f"serving {root} at {srv.url}/ (Ctrl-C to stop); e.g.")
             for r in runs[:5]:
                 log(f"  {srv.url}{r.url}")
@@ -177,13 +249,30 @@ def main(argv=None) -> int:
         log("wpt_runner: no tests selected")
         return 2
 
-    log(f"wpt_runner: {len(runs)} test pages from {root}, {args.jobs} job(s), "
-        f"polyfill {polyfill_dir or 'off'}")
+    if args.browser != "chromium":
+        why = engines.unavailable(args.browser)
+        if why:
+            log(f"wpt_runner: error: {args.browser}: {why}")
+            return 2
+
+    chunk = (f", chunk {args.this_chunk}/{args.total_chunks}" if args.total_chunks > 1 else "")
+    log(f"wpt_runner: {len(runs)} test pages from {root}, {args.browser}, {args.jobs} job(s), "
+        f"polyfill {polyfill_dir or 'off'}"
+        + (", standard timeouts" if args.standard_timeouts else "") + chunk)
     t0 = time.monotonic()
-    with Server(root, polyfill_dir, cfg, idl=args.idl) as srv:
-        out = asyncio.run(browser.run_all(
-            runs, srv.url, jobs=args.jobs, timeout=args.timeout,
-            chromium=args.chromium, on_result=Progress(len(runs), args.verbose)))
+    time_start = int(time.time() * 1000)
+    info = {}
+    with Server(root, polyfill_dir, cfg, idl=args.idl, standard_timeouts=args.standard_timeouts) as srv, \
+            Progress(len(runs), args.verbose) as progress:
+        if args.browser == "chromium":
+            out = asyncio.run(browser.run_all(
+                runs, srv.url, jobs=args.jobs, timeout=args.timeout,
+                chromium=args.chromium, on_result=progress, standard=args.standard_timeouts,
+                info=info))
+        else:
+            out = browser.run_all_sync(runs, srv.url, engine=args.browser, jobs=args.jobs,
+                                       timeout=args.timeout, on_result=progress, info=info,
+                                       standard=args.standard_timeouts)
     duration = time.monotonic() - t0
 
     meta = {
@@ -191,11 +280,17 @@ def main(argv=None) -> int:
         "commit": os.path.basename(root) if os.path.dirname(root) == wpttree.cache_root() else None,
         "polyfill": polyfill_dir,
         "polyfill_config": cfg,
+        "browser": info.get("browser", args.browser),
         "variants": args.variants,
         "globals": args.globals,
         "filter": manifest.split_patterns(args.filter),
         "idl": os.path.abspath(args.idl) if args.idl else None,
+        "timeouts": "standard (testharness 10 s / 60 s)" if args.standard_timeouts
+                    else f"explicit ({args.timeout:g} s per page, x{manifest.LONG_TIMEOUT_MULTIPLIER} long)",
+        "chunk": [args.this_chunk, args.total_chunks, args.chunk_type] if args.total_chunks > 1 else None,
         "duration_s": round(duration, 1),
+        "time_start": time_start,
+        "time_end": int(time.time() * 1000),
     }
     log(f"wpt_runner: ran {len(runs)} pages in {duration:.0f}s")
     return finish(args, out, meta, log)
@@ -212,15 +307,25 @@ def finish(args, out, meta, log) -> int:
     if args.report:
         report.write(args.report, out, meta)
         log(f"wrote {args.report}")
+    html_path = args.html or (os.path.splitext(args.report)[0] + ".html" if args.report else None)
+    if html_path:
+        report.write_html(html_path, out, meta)
+        log(f"wrote {html_path}")
 
     rc = 0
-    exp_path = args.expectations or (DEFAULT_EXPECTATIONS if args.update_expectations else None)
+    exp_path = args.expectations or (default_expectations(getattr(args, "browser", "chromium"))
+                                     if args.update_expectations else None)
+    old = None
     if exp_path:
         try:
             old = expectations.load(exp_path)
         except (OSError, ValueError) as e:
             log(f"wpt_runner: error: cannot read expectations: {e}")
             return 2
+    if args.wptreport:
+        wptreport.write(args.wptreport, out, meta, old)
+        log(f"wrote {args.wptreport}")
+    if exp_path:
         cmp = expectations.compare(old, out)
         text = expectations.describe(cmp)
         if text:

@@ -256,3 +256,33 @@ def expand_runs(root: str, sources, scopes=None, devices=None, patterns=None) ->
                 if matches_filter(run, patterns):
                     runs.append(run)
     return runs
+
+
+# Sharding the way wptrunner does (testloader.py's HashChunker): a run belongs
+# to chunk N of M when md5(key) % M == N - 1, with the key the test file's
+# tree-relative path ("hash", wptrunner's PathHashChunker: all pages of one file
+# in one chunk) or the page URL ("id_hash", IDHashChunker).  wptrunner's
+# default for M > 1, dir_hash, is not offered: webnn/ has three directories.
+CHUNK_TYPES = ("hash", "id_hash")
+
+
+def chunk_key(run: Run, chunk_type: str) -> str:
+    if chunk_type == "hash":
+        return run.source
+    if chunk_type == "id_hash":
+        return run.url
+    raise ValueError(f"unknown chunk type {chunk_type!r} (one of {', '.join(CHUNK_TYPES)})")
+
+
+def in_chunk(run: Run, this_chunk: int, total_chunks: int, chunk_type: str = "hash") -> bool:
+    import hashlib
+
+    digest = hashlib.md5(chunk_key(run, chunk_type).encode()).hexdigest()
+    return int(digest, 16) % total_chunks == this_chunk - 1
+
+
+def select_chunk(runs, this_chunk: int, total_chunks: int, chunk_type: str = "hash") -> list:
+    """The runs of chunk ``this_chunk`` (1-based) of ``total_chunks``, order kept."""
+    if total_chunks < 1 or not 1 <= this_chunk <= total_chunks:
+        raise ValueError(f"--this-chunk must be in 1..--total-chunks (got {this_chunk} of {total_chunks})")
+    return [r for r in runs if in_chunk(r, this_chunk, total_chunks, chunk_type)]

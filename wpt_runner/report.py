@@ -1,4 +1,5 @@
-"""Markdown report: totals per directory x variant x global, then per file."""
+"""Reports: Markdown (totals per directory x variant x global, then per file) and
+HTML (per file, failing subtests with messages, a filter box)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def render(results, meta: dict | None = None) -> str:
     meta = meta or {}
     t = totals(results)
     out = ["# WebNN WPT results", ""]
-    for key in ("wpt", "commit", "polyfill", "variants", "globals", "duration_s"):
+    for key in ("wpt", "commit", "browser", "polyfill", "variants", "globals", "duration_s"):
         if key in meta:
             out.append(f"- {key}: `{meta[key]}`")
     out += [
@@ -63,3 +64,88 @@ def render(results, meta: dict | None = None) -> str:
 def write(path: str, results, meta: dict | None = None) -> None:
     with open(path, "w", encoding="utf-8") as f:
         f.write(render(results, meta))
+
+
+# ------------------------------------------------------------------ HTML
+_HTML_HEAD = """<!doctype html><meta charset=utf-8><title>WebNN WPT results</title>
+<style>
+body { font: 14px system-ui, sans-serif; margin: 1.5em; }
+table { border-collapse: collapse; width: 100%; }
+th, td { border-bottom: 1px solid #ddd; padding: 3px 6px; text-align: left; vertical-align: top; }
+td.n { text-align: right; white-space: nowrap; }
+tr.fail > td:first-child { border-left: 4px solid #c33; }
+tr.pass > td:first-child { border-left: 4px solid #3a3; }
+code { font-size: 12px; }
+details ul { margin: 4px 0; padding-left: 1.2em; }
+.msg { color: #555; white-space: pre-wrap; }
+#filter { width: 30em; padding: 4px; }
+</style>
+"""
+
+_HTML_FILTER = """<script>
+// Show only the rows whose text contains every word typed (case-insensitive);
+// "fail" alone keeps the failing files.
+const box = document.getElementById('filter');
+const failedOnly = document.getElementById('failed');
+function apply() {
+  const words = box.value.toLowerCase().split(/\\s+/).filter(Boolean);
+  let shown = 0;
+  for (const row of document.querySelectorAll('#files tbody tr')) {
+    const text = row.textContent.toLowerCase();
+    const ok = words.every((w) => text.includes(w)) && (!failedOnly.checked || row.classList.contains('fail'));
+    row.hidden = !ok;
+    shown += ok;
+  }
+  document.getElementById('shown').textContent = shown;
+}
+box.addEventListener('input', apply);
+failedOnly.addEventListener('change', apply);
+</script>
+"""
+
+
+def render_html(results, meta: dict | None = None) -> str:
+    """One page: the run's facts and totals, then a row per test page (pass/fail counts,
+    the failing subtests with their messages), with a filter box."""
+    from html import escape
+
+    meta = meta or {}
+    t = totals(results)
+    out = [_HTML_HEAD, "<h1>WebNN WPT results</h1>", "<ul>"]
+    for key in ("wpt", "commit", "browser", "polyfill", "variants", "globals", "duration_s"):
+        if key in meta:
+            out.append(f"<li>{key}: <code>{escape(str(meta[key]))}</code></li>")
+    out += [f"<li>files: {t['files_ok']}/{t['files']} fully passing</li>",
+            f"<li>subtests: {t['passed']}/{t['subtests']} passing ({_pct(t['passed'], t['subtests'])})</li>",
+            "<li>harness statuses: "
+            + escape(", ".join(f"{k} {v}" for k, v in t["harness"].items()) or "-") + "</li>",
+            "</ul>",
+            '<p><input id=filter type=search placeholder="filter: words in the URL, status or messages"> '
+            '<label><input id=failed type=checkbox> failing only</label> '
+            f'(<span id=shown>{len(results)}</span> shown)</p>',
+            '<table id=files><thead><tr><th>test</th><th>result</th><th>harness</th>'
+            '<th>passing</th><th>failing subtests</th></tr></thead><tbody>']
+    for r in sorted(results, key=lambda r: r.url):
+        failing = [s for s in r.subtests if s["status"] != "PASS"]
+        cell = []
+        if r.message:
+            cell.append(f'<div class=msg>{escape(r.message)}</div>')
+        if failing:
+            items = "".join(
+                f"<li><b>{escape(s['status'])}</b> {escape(str(s['name']))}"
+                + (f'<div class=msg>{escape(str(s["message"]))}</div>' if s.get("message") else "")
+                + "</li>" for s in failing)
+            cell.append(f"<details><summary>{len(failing)} not passing</summary><ul>{items}</ul></details>")
+        if r.errors:
+            errs = "".join(f"<li class=msg>{escape(e)}</li>" for e in r.errors[:10])
+            cell.append(f"<details><summary>{len(r.errors)} page error(s)</summary><ul>{errs}</ul></details>")
+        out.append(f'<tr class={"pass" if r.ok else "fail"}><td><code>{escape(r.url)}</code></td>'
+                   f'<td>{"PASS" if r.ok else "FAIL"}</td><td>{escape(r.status)}</td>'
+                   f'<td class=n>{r.passed}/{r.total}</td><td>{"".join(cell)}</td></tr>')
+    out += ["</tbody></table>", _HTML_FILTER]
+    return "\n".join(out)
+
+
+def write_html(path: str, results, meta: dict | None = None) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(render_html(results, meta))

@@ -97,3 +97,34 @@ def read_json(path: str) -> list:
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
     return [FileResult.from_json(url, d) for url, d in doc["results"].items()]
+
+
+def read_json_with_meta(path: str):
+    """(results, meta) of a file written by write_json."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    return [FileResult.from_json(url, d) for url, d in doc["results"].items()], dict(doc.get("meta") or {})
+
+
+def merge(results) -> list:
+    """The results of several runs (e.g. the chunks of a sharded run) as one, by URL;
+    a URL present twice is an error (chunks are disjoint)."""
+    by_url = {}
+    for r in results:
+        if r.url in by_url:
+            raise ValueError(f"{r.url} is in more than one results file")
+        by_url[r.url] = r
+    return [by_url[u] for u in sorted(by_url)]
+
+
+def merge_meta(a: dict, b: dict) -> dict:
+    """Meta of merged runs: equal facts kept, durations added, the time span widened."""
+    if not a:
+        return dict(b)
+    out = {k: v for k, v in a.items() if b.get(k) == v}
+    if "duration_s" in a and "duration_s" in b:
+        out["duration_s"] = round(a["duration_s"] + b["duration_s"], 1)
+    if a.get("time_start") is not None and b.get("time_start") is not None:
+        out["time_start"] = min(a["time_start"], b["time_start"])
+        out["time_end"] = max(a.get("time_end") or 0, b.get("time_end") or 0)
+    return out

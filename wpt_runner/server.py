@@ -90,8 +90,10 @@ class Site:
     """What the server serves; shared by all handler threads."""
 
     def __init__(self, root: str, polyfill_dir: str | None, polyfill_config: dict | None,
-                 idl: str | None = None):
+                 idl: str | None = None, standard_timeouts: bool = False):
         self.root = os.path.abspath(root)
+        # --standard-timeouts: the report hook leaves testharness.js its own timeouts
+        self.standard_timeouts = standard_timeouts
         # --idl: served as /interfaces/webnn.idl instead of the tree's (idlharness reads it).
         self.idl = os.path.abspath(idl) if idl else None
         self.polyfill_dir = os.path.abspath(polyfill_dir) if polyfill_dir else None
@@ -110,8 +112,11 @@ class Site:
         if url_path == "/favicon.ico":
             return 204, [], b""
         if url_path == "/resources/testharnessreport.js":
-            return self._file(os.path.join(STATIC_DIR, "report-hook.js"),
-                              extra=[("Cache-Control", "no-cache")], headers_files=False)
+            status, hdrs, body = self._file(os.path.join(STATIC_DIR, "report-hook.js"),
+                                            extra=[("Cache-Control", "no-cache")], headers_files=False)
+            if self.standard_timeouts and status == 200:
+                body = b"self.__wptRunnerStandardTimeouts = true;\n" + body
+            return status, hdrs, body
         if url_path.startswith(wrappers.POLYFILL_MOUNT):
             if not self.polyfill_dir:
                 return self._not_found()
@@ -217,8 +222,9 @@ class Server:
     """Runs the HTTP server on a background thread: ``with Server(...) as s: s.url``."""
 
     def __init__(self, root: str, polyfill_dir: str | None = None,
-                 polyfill_config: dict | None = None, port: int = 0, idl: str | None = None):
-        self.site = Site(root, polyfill_dir, polyfill_config, idl)
+                 polyfill_config: dict | None = None, port: int = 0, idl: str | None = None,
+                 standard_timeouts: bool = False):
+        self.site = Site(root, polyfill_dir, polyfill_config, idl, standard_timeouts)
         handler = type("BoundHandler", (Handler,), {"site": self.site})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self.httpd.daemon_threads = True

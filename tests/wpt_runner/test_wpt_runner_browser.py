@@ -147,7 +147,8 @@ def test_progress_report_and_expectation_gating(full_run):
     proc, _, md = full_run
     assert proc.returncode == 1, proc.stderr
     err = proc.stderr
-    assert "[14/14]" in err and "pass " in err
+    assert "[14/14]" not in err and "[1/14]" not in err   # no progress lines off a terminal
+    assert "subtests passing" in err
     assert "Regressions (expected PASS, now not passing): 1" in err
     assert "/webnn/scopes.https.any.html?cpu :: failing subtest" in err
     assert "Newly passing" in err
@@ -155,6 +156,12 @@ def test_progress_report_and_expectation_gating(full_run):
     assert "/webnn/not/run" not in err
     assert "| webnn (idlharness/other) | cpu | sharedworker | 0/1 | 8/9 |" in md
     assert "| errors | default | window | 0/1 | 1/1 |" in md
+
+
+def test_verbose_prints_a_line_per_page():
+    proc = run_cli("--filter", "webnn/window_only.window.js", "-v")
+    assert proc.returncode == 0, proc.stderr
+    assert "[1/1]" in proc.stderr and "/webnn/window_only.window.html" in proc.stderr
 
 
 def test_timeout_totals(timeout_run):

@@ -1,8 +1,10 @@
 // testharnessreport.js served by wpt_runner in place of the tree's own copy.
 //
 // It switches testharness.js to explicit timeouts (the runner owns the
-// per-file deadline and calls timeout() when it expires), and records every
-// result on self.__wptRunner, which the runner polls from Playwright.
+// per-file deadline and calls timeout() when it expires) unless the server
+// prefixed it with `self.__wptRunnerStandardTimeouts = true` (--standard-timeouts:
+// testharness's own 10 s / 60 s), and records every result on
+// self.__wptRunner, which the runner polls.
 (function() {
   "use strict";
   var SUBTEST = ["PASS", "FAIL", "TIMEOUT", "NOTRUN", "PRECONDITION_FAILED"];
@@ -26,7 +28,7 @@
   }
   if (typeof setup === "function") {
     // Draw results into the page only when a person is looking at it.
-    setup({explicit_timeout: true, output: !navigator.webdriver});
+    setup({explicit_timeout: self.__wptRunnerStandardTimeouts !== true, output: !navigator.webdriver});
   }
   add_result_callback(function(t) {
     state.results.push(convert(t));
