@@ -67,6 +67,20 @@ def chromium_path() -> str:
     return os.environ.get("CHROMIUM", DEFAULT_CHROMIUM)
 
 
+
+def _outcome(state, forced, problem, limit, hung, seen):
+    """(status, message, subtests) of a page that did not crash, from its harness state."""
+    if state and state.get("complete"):
+        status = state.get("status") or "ERROR"
+        if forced and status == "OK":
+            status = "TIMEOUT"
+        return status, state.get("message"), list(state.get("tests") or [])
+    # Never completed: a file-level TIMEOUT (or ERROR if loading failed),
+    # keeping the subtests that did finish.
+    message = problem or (f"the page did not complete within {limit:g}s"
+                          + (" (it stopped responding)" if hung else ""))
+    return ("ERROR" if problem else "TIMEOUT"), message, list(seen)
+
 async def _guard(coro, seconds: float):
     """Await ``coro`` for at most ``seconds``; return (ok, value or exception).
 
@@ -168,18 +182,8 @@ async def run_one(context, run, base_url: str, base_timeout: float, standard: bo
 
     if crashed:
         status, message, subtests = "CRASH", "the page crashed", list(seen)
-    elif state and state.get("complete"):
-        status, message = state.get("status") or "ERROR", state.get("message")
-        subtests = list(state.get("tests") or [])
-        if forced and status == "OK":
-            status = "TIMEOUT"
     else:
-        # Never completed: a file-level TIMEOUT (or ERROR if loading failed),
-        # keeping the subtests that did finish.
-        status = "ERROR" if problem else "TIMEOUT"
-        message = problem or (f"the page did not complete within {limit:g}s"
-                              + (" (it stopped responding)" if hung else ""))
-        subtests = list(seen)
+        status, message, subtests = _outcome(state, forced, problem, limit, hung, seen)
 
     healthy = True
     if run.scope == "serviceworker" and not hung and not crashed:
@@ -311,16 +315,7 @@ def run_one_sync(page, run, base_url: str, base_timeout: float, standard: bool =
     duration = time.monotonic() - t0
     errors = [e[:MAX_ERROR_LEN] for e in page.errors[:MAX_ERRORS]]
 
-    if state and state.get("complete"):
-        status, message = state.get("status") or "ERROR", state.get("message")
-        subtests = list(state.get("tests") or [])
-        if forced and status == "OK":
-            status = "TIMEOUT"
-    else:
-        status = "ERROR" if problem else "TIMEOUT"
-        message = problem or (f"the page did not complete within {limit:g}s"
-                              + (" (it stopped responding)" if hung else ""))
-        subtests = list(seen)
+    status, message, subtests = _outcome(state, forced, problem, limit, hung, seen)
 
     healthy = not hung
     if run.scope == "serviceworker" and healthy:
