@@ -41,7 +41,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import serve  # noqa: E402
+import serve
+from progress import Progress  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 from wpt_runner import engines as browser_engines  # noqa: E402
@@ -164,13 +165,14 @@ def wait_until(page, expression: str, timeout: float):
         time.sleep(0.1)
 
 
-def run_engines(base: str, engines_: list, args) -> dict:
+def run_engines(base: str, engines_: list, args, progress: Progress) -> dict:
     results = {}
+    task = progress.add("engines", total=len(engines_))
     profiles = Profiles(args.browser)
     try:
         common = f"runs={args.runs}&budget={args.budget}&models={','.join(args.models)}"
         for key, label, query in engines_:
-            log(f"{label} ({args.browser}) ...")
+            progress.log(f"{label} ({args.browser}) ...")
             t = time.time()
             browser = profiles.new()  # empty profile and HTTP cache: a cold start
             page = browser.new_page()
@@ -198,19 +200,21 @@ def run_engines(base: str, engines_: list, args) -> dict:
             r["wallSeconds"] = round(time.time() - t, 1)
             results[key] = r
             status = r.get("unavailable") or r.get("error") or "ok"
-            log(f"  {label}: {status} ({r['wallSeconds']} s)")
+            progress.log(f"  {label}: {status} ({r['wallSeconds']} s)")
+            progress.advance(task)
     finally:
         profiles.close()
     return {"machine": machine_info(args.browser, profiles.version), "engines": results}
 
 
-def run_startup(base: str, args) -> dict:
+def run_startup(base: str, args, progress: Progress) -> dict:
     """Start-up only, interleaved: for each of N rounds and each engine, a new
     browser profile (cold: empty HTTP cache, Cache Storage and code cache),
     then the same page again in that profile (warm)."""
     runs = {key: {"label": label, "cold": [], "warm": [], "snapshot": [], "phases": []}
             for key, label, _ in STARTUP_ENGINES}
     profiles = Profiles(args.browser)
+    task = progress.add("start-up rounds", total=args.startup_runs * len(STARTUP_ENGINES))
     try:
         for round_ in range(args.startup_runs):
             for key, label, query in STARTUP_ENGINES:
@@ -233,7 +237,8 @@ def run_startup(base: str, args) -> dict:
                         page.close()
                 finally:
                     browser.close()
-            log(f"start-up round {round_ + 1}/{args.startup_runs} ({args.browser}): " + ", ".join(
+                progress.advance(task)
+            progress.log(f"start-up round {round_ + 1}/{args.startup_runs} ({args.browser}): " + ", ".join(
                 f"{r['label']} cold {fmt(r['cold'][-1] if r['cold'] else None)} warm {fmt(r['warm'][-1] if r['warm'] else None)}"
                 for r in runs.values()))
     finally:
@@ -495,9 +500,10 @@ def main(argv=None) -> int:
     base = f"http://127.0.0.1:{server.server_address[1]}"
     try:
         runnable = [e for e in engines if not (tfjs_problem and e[0].startswith("tfjs"))]
-        data = run_engines(base, runnable, args) if not args.startup_only else {"engines": {}}
-        if args.startup_runs > 0:
-            started = run_startup(base, args)
+        with Progress(prefix="bench: ") as progress:  # a bar on a terminal only
+            data = run_engines(base, runnable, args, progress) if not args.startup_only else {"engines": {}}
+            started = run_startup(base, args, progress) if args.startup_runs > 0 else None
+        if started:
             data["startup"] = started["startup"]
             data.setdefault("machine", started["machine"])
     finally:

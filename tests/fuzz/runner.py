@@ -64,8 +64,9 @@ def load_idl() -> tuple[dict | None, str]:
 
 
 def run_on_page(page, base_url: str, seconds: float, seed: int, cycles: int = 500, mib: int = 16,
-                parts=("webidl", "graphs", "timelines", "memory"), log=print) -> dict:
-    """Run the campaigns on a Playwright page; returns the report."""
+                parts=("webidl", "graphs", "timelines", "memory"), log=print, progress=None) -> dict:
+    """Run the campaigns on a Playwright page; returns the report. `progress`
+    (tools/progress.py) shows the campaign and the seconds spent on a terminal."""
     report = {"seed": seed, "seconds": seconds, "counts": {}, "failures": [], "skipped": {}}
     page.goto(f"{base_url}/fuzz/fuzz.html")
     page.evaluate("fuzz.ready()")
@@ -77,10 +78,17 @@ def run_on_page(page, base_url: str, seconds: float, seed: int, cycles: int = 50
     def budget(part):
         return seconds * shares[part] / total_share
 
+    task = progress.add("fuzz", total=round(seconds) + (1 if cycles and "memory" in parts else 0)) if progress else None
+
+    def tick(part):
+        if progress:
+            progress.update(task, completed=min(seconds, time.monotonic() - started), description=f"fuzz {part}")
+
     def chunks(part, fn):
         end = time.monotonic() + budget(part)
         k = 0
         while time.monotonic() < end:
+            tick(part)
             chunk_seed = seed * 1000 + k
             try:
                 fn(chunk_seed, min(CHUNK_S, max(1.0, end - time.monotonic())))
@@ -129,6 +137,7 @@ def run_on_page(page, base_url: str, seconds: float, seed: int, cycles: int = 50
                 report["failures"].append({**f, "seed": chunk_seed})
         chunks("timelines", timelines)
     if "memory" in parts and cycles:
+        tick(f"memory ({cycles} cycles)")
         r = page.evaluate("([c, m]) => fuzz.memory(c, m)", [cycles, mib])
         report["memory"] = r
         add({"memory_cycles": r["cycles"]})
@@ -189,6 +198,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     import serve
+    from progress import Progress
     from playwright.sync_api import sync_playwright
 
     sys.path.insert(0, str(ROOT / "tests"))
@@ -199,8 +209,10 @@ def main(argv=None) -> int:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page()
-            report = run_on_page(page, f"http://127.0.0.1:{srv.server_address[1]}", args.minutes * 60, args.seed,
-                                 cycles=args.cycles, mib=args.mib, parts=tuple(args.parts.split(",")))
+            with Progress() as progress:  # a bar on a terminal only
+                report = run_on_page(page, f"http://127.0.0.1:{srv.server_address[1]}", args.minutes * 60, args.seed,
+                                     cycles=args.cycles, mib=args.mib, parts=tuple(args.parts.split(",")),
+                                     progress=progress)
             browser.close()
     finally:
         srv.shutdown()
