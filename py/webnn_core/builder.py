@@ -51,6 +51,7 @@ class GraphBuilder:
         self.context = context
         self.built = False
         self._operand_count = 0
+        self._input_names: set[str] = set()  # the spec's input() step 3: names are unique per builder
 
     # -- bookkeeping -------------------------------------------------------
     def next_operand_id(self) -> int:
@@ -73,12 +74,16 @@ class GraphBuilder:
         self._check_state("input")
         if not isinstance(name, str) or name == "":
             raise WebNNTypeError("input: the name must not be empty")
+        if name in self._input_names:
+            raise WebNNTypeError(f"input: this builder already has an input named {name!r}")
         limits = self.context.io_types["input"]
         try:
             shape = check_descriptor(descriptor["dataType"], descriptor["shape"], limits, f"input '{name}'")
         except Invalid as e:
             raise WebNNTypeError(str(e)) from None
-        return Operand(self, descriptor["dataType"], shape, "input", name=name)
+        operand = Operand(self, descriptor["dataType"], shape, "input", name=name)
+        self._input_names.add(name)
+        return operand
 
     def constant(self, descriptor: dict, data) -> Operand:
         """`data`: raw bytes (or any buffer) of exactly the descriptor's byte length,

@@ -85,6 +85,16 @@ def test_bigint_objects_are_type_errors(rel):
     assert r["plainNumberStillWorks"] == "no error"
 
 
+def test_duplicate_input_name_throws_at_input(rel):
+    """#9: the ED's input() steps throw a TypeError for a name already among the builder's
+    inputs — at input(), not later at build()."""
+    r = rel("duplicateInputName")
+    assert r["second"] == "TypeError" and "'x'" in r["message"]
+    assert not PYTHON_TEXT.search(r["message"])
+    assert r["other"] == "no error"  # names are per builder
+    assert r["y"] == [0.0, 2.0]
+
+
 def test_compute_rejects_shared_views_before_touching_anything(rel):
     r = rel("computeShared")
     assert r["r1"] == "TypeError" and r["r2"] == "TypeError"

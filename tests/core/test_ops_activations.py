@@ -224,7 +224,7 @@ def test_single_input_dtype_and_rank_enforcement(op):
     b = Context().graph_builder()
     for dtype in SPEC8:
         for shape in ([], [2], [2, 3], [2, 3, 4], [2, 3, 4, 5], [2, 3, 4, 5, 6]):
-            x = b.input("input", {"dataType": dtype, "shape": shape})
+            x = b.input(f"input{dtype}{len(shape)}", {"dataType": dtype, "shape": shape})
             if dtype in ACTIVATION_LIMITS[op]:
                 y = getattr(b, op)(x)
                 assert (y.dtype, y.shape) == (dtype, tuple(shape))

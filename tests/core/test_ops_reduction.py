@@ -148,16 +148,16 @@ def test_reduce_validation():
         raises(lambda b, x: getattr(b, op)(x, axes=[0], label="lbl"), "float32", [])
         b = Context().graph_builder()
         for dtype in SPEC8:
-            x = b.input("input", {"dataType": dtype, "shape": [2, 3, 4]})
+            x = b.input(f"input{dtype}", {"dataType": dtype, "shape": [2, 3, 4]})
             if dtype in types:
                 y = getattr(b, op)(x)
                 assert (y.dtype, y.shape) == (dtype, ())
             else:
                 with pytest.raises(WebNNTypeError, match=r"\[lbl\]"):
                     getattr(b, op)(x, label="lbl")
-        y = getattr(b, op)(b.input("x", {"dataType": "float32", "shape": [1, 3, 5, 5]}), axes=[0, 1])
+        y = getattr(b, op)(b.input("x157", {"dataType": "float32", "shape": [1, 3, 5, 5]}), axes=[0, 1])
         assert y.shape == (5, 5)
-        y = getattr(b, op)(b.input("x", {"dataType": "float32", "shape": [1, 3, 4, 4]}), keepDimensions=True)
+        y = getattr(b, op)(b.input("x159", {"dataType": "float32", "shape": [1, 3, 4, 4]}), keepDimensions=True)
         assert y.shape == (1, 1, 1, 1)
 
 
@@ -198,9 +198,9 @@ def test_arg_min_max_validation():
         raises(lambda b, x: getattr(b, op)(x, 0, outputDataType="uint32", label="lbl"), "float32", [2])
         # shape[axis] > the output type's max is a TypeError, unreachable under maxTensorByteLength:
         b = Context().graph_builder()
-        y = getattr(b, op)(b.input("x", {"dataType": "uint8", "shape": [2**31 - 1, 1]}), 0, outputDataType="int32")
+        y = getattr(b, op)(b.input("x200", {"dataType": "uint8", "shape": [2**31 - 1, 1]}), 0, outputDataType="int32")
         assert (y.dtype, y.shape) == ("int32", (1,))
-        assert getattr(b, op)(b.input("x", {"dataType": "float32", "shape": [1, 2, 3, 4]}), 1).shape == (1, 3, 4)
+        assert getattr(b, op)(b.input("x202", {"dataType": "float32", "shape": [1, 2, 3, 4]}), 1).shape == (1, 3, 4)
 
 
 # --------------------------------------------------------------- cumulativeSum

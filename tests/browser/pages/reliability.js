@@ -140,6 +140,19 @@ const CHECKS = {
     return out;
   },
 
+  // #9: input() with a name the builder already has throws at input() (ED, input() step 3);
+  // another builder may reuse it.
+  async duplicateInputName() {
+    const ctx = await navigator.ml.createContext();
+    const b = new MLGraphBuilder(ctx);
+    const x = b.input('x', { dataType: F32, shape: [2] });
+    const second = await outcome(() => { b.input('x', { dataType: F32, shape: [3] }); });
+    const other = await outcome(() => { new MLGraphBuilder(ctx).input('x', { dataType: F32, shape: [2] }); });
+    const graph = b.build({ y: b.relu(x) });  // the builder is still usable after the TypeError
+    const r = await ctx.compute(graph, { x: new Float32Array([-1, 2]) }, { y: new Float32Array(2) });
+    return { second: second.error, message: second.message, other: other.error || 'no error', y: Array.from(r.outputs.y) };
+  },
+
   // #9: compute() with a SharedArrayBuffer view fails first, touching nothing.
   async computeShared() {
     const ctx = await navigator.ml.createContext();
