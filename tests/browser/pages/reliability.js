@@ -148,7 +148,7 @@ const CHECKS = {
     const x = b.input('x', { dataType: F32, shape: [2] });
     const second = await outcome(() => { b.input('x', { dataType: F32, shape: [3] }); });
     const other = await outcome(() => { new MLGraphBuilder(ctx).input('x', { dataType: F32, shape: [2] }); });
-    const graph = b.build({ y: b.relu(x) });  // the builder is still usable after the TypeError
+    const graph = await b.build({ y: b.relu(x) });  // the builder is still usable after the TypeError
     const r = await ctx.compute(graph, { x: new Float32Array([-1, 2]) }, { y: new Float32Array(2) });
     return { second: second.error, message: second.message, other: other.error || 'no error', y: Array.from(r.outputs.y) };
   },
