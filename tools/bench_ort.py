@@ -170,6 +170,23 @@ def table(res: dict, names: list) -> str:
             cells.append(fmt(m.get("createMs")))
         out.append(f"| {ort_models.TITLES[n]} | " + " | ".join(cells) + f" | {ratio(cr.get('webnn'), cr.get('wasm1'))} |")
     out.append("")
+    rows = [(n, res.get("webnn", {}).get("models", {}).get(n, {})) for n in names]
+    if any(m.get("builder") for _, m in rows):
+        out.append("Where the WebNN EP's session create goes (ms inside the polyfill's MLGraphBuilder calls; "
+                   "the rest is ORT's own work: parsing, graph optimisation, partitioning, weight layouts):\n")
+        out.append("| model | create | constant()/input() (calls) | op calls (calls) | build() | MLContext calls | rest (ORT) |")
+        out.append("|---|---:|---:|---:|---:|---|---:|")
+        for n, m in rows:
+            b = m.get("builder")
+            if not b:
+                continue
+            ctx = b.get("context") or {}
+            ctx_ms = sum(v["ms"] for v in ctx.values())
+            rest = m["createMs"] - b["constant"] - b["ops"] - b["build"] - ctx_ms
+            calls = ", ".join(f"{k} {fmt(v['ms'])} ({v['calls']})" for k, v in sorted(ctx.items(), key=lambda kv: -kv[1]["ms"]))
+            out.append(f"| {ort_models.TITLES[n]} | {fmt(m['createMs'])} | {fmt(b['constant'])} ({b['constants']}) | "
+                       f"{fmt(b['ops'])} ({b['opCalls']}) | {fmt(b['build'])} | {calls or '–'} | {fmt(rest)} |")
+        out.append("")
     return "\n".join(out)
 
 

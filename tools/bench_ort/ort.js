@@ -28,16 +28,58 @@ function input(n, seed) {
   return out;
 }
 
+// Where the WebNN EP's session create goes: time spent inside the builder's
+// constant() calls, its op calls and build() (until its promise settles), summed
+// per model. Wraps the bench page's own MLGraphBuilder.prototype (measurement only).
+const builderMs = { constant: 0, ops: 0, build: 0, constants: 0, opCalls: 0 };
+function timeBuilderCalls() {
+  const proto = MLGraphBuilder.prototype;
+  for (const name of Object.getOwnPropertyNames(proto)) {
+    const d = Object.getOwnPropertyDescriptor(proto, name);
+    if (name === 'constructor' || typeof d.value !== 'function') continue;
+    const fn = d.value;
+    const wrapped = name === 'build'
+      ? async function (...args) { const t = performance.now(); try { return await fn.apply(this, args); } finally { builderMs.build += performance.now() - t; } }
+      : function (...args) {
+        const t = performance.now();
+        try { return fn.apply(this, args); } finally {
+          const dt = performance.now() - t;
+          if (name === 'constant' || name === 'input') { builderMs.constant += dt; builderMs.constants++; } else { builderMs.ops += dt; builderMs.opCalls++; }
+        }
+      };
+    Object.defineProperty(proto, name, { ...d, value: wrapped });
+  }
+  // And the context's calls (opSupportLimits, createTensor, ...), by name.
+  const cproto = MLContext.prototype;
+  for (const name of Object.getOwnPropertyNames(cproto)) {
+    const d = Object.getOwnPropertyDescriptor(cproto, name);
+    if (name === 'constructor' || typeof d.value !== 'function') continue;
+    const fn = d.value;
+    Object.defineProperty(cproto, name, { ...d, value: function (...args) {
+      const t = performance.now();
+      const add = () => { const e = contextMs[name] ??= { ms: 0, calls: 0 }; e.ms += performance.now() - t; e.calls++; };
+      let out;
+      try { out = fn.apply(this, args); } catch (e) { add(); throw e; }
+      if (out && typeof out.then === 'function') return out.finally(add);
+      add();
+      return out;
+    } });
+  }
+}
+let contextMs = {};
+
 const median = (v) => { const s = [...v].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 
 window.ready = (async () => {
-  if (EP === 'webnn') {
+  if (EP === 'webnn' || EP === 'polyfill') {  // ep=polyfill: only the polyfill (tools/profile_build.py)
     // The polyfill first, then ORT: the WebNN EP finds navigator.ml. Start its engine
     // before any timing (the first createContext() boots Pyodide).
     await loadScript('/dist/webnn-polyfill.js');
     const t0 = performance.now();
     await navigator.ml.createContext({ deviceType: 'cpu' });
     window.engineStartMs = performance.now() - t0;
+    if (EP === 'polyfill') return;
+    timeBuilderCalls();
   }
   await loadScript('/ortdist/ort.min.js');
   ort.env.wasm.wasmPaths = '/ortdist/';
@@ -60,9 +102,12 @@ window.runBench = async (models, runs, budget) => {
     try {
       const bytes = new Uint8Array(await (await fetch(`/ortmodels/${m.file}`)).arrayBuffer());
       const ep = EP === 'webnn' ? { name: 'webnn', deviceType: 'cpu' } : 'wasm';
+      Object.keys(builderMs).forEach((k) => { builderMs[k] = 0; });
+      contextMs = {};
       let t = performance.now();
       const session = await ort.InferenceSession.create(bytes, { executionProviders: [ep], graphOptimizationLevel: 'all' });
       r.createMs = performance.now() - t;
+      if (EP === 'webnn') r.builder = { ...builderMs, context: structuredClone(contextMs) };
       const feeds = {};
       m.inputs.forEach(([name, shape], i) => {
         feeds[name] = new ort.Tensor('float32', input(shape.reduce((a, b) => a * b, 1), 12345 + i), shape);
