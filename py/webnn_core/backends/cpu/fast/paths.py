@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .pack import F32, PackedConv, pack_conv, round_up
+from .pack import F32, PackedConv, pack_b, pack_conv, round_up
 
 INF = math.inf
 # Below this many multiply-adds a call is not worth the FFI crossing.
@@ -186,12 +186,7 @@ def conv2d_fused(cpu, attrs, x, w, bias=None):
 # ----------------------------------------------------------------- matmul --
 def pack_b_runtime(backend, b: np.ndarray) -> np.ndarray:
     """Pack a K x N float32 view (any element strides) with the C packer."""
-    k, n = b.shape
-    if b.strides[0] % 4 or b.strides[1] % 4 or not b.flags.aligned:
-        b = np.ascontiguousarray(b)
-    bp = np.empty(round_up(n) * k, F32)
-    backend.pack_b(k, n, addr(b), b.strides[0] // 4, b.strides[1] // 4, addr(bp))
-    return bp
+    return pack_b(b, backend)
 
 
 def gemm_into(backend, a: np.ndarray, bp: np.ndarray, n: int, out: np.ndarray):
