@@ -79,7 +79,9 @@ def ensure_ort(version: str = ORT_VERSION) -> str | None:
         "dependencies": {ORT_PACKAGE: version}}, indent=2) + "\n")
     log(f"installing {ORT_PACKAGE} {version} into {NODE_DIR.relative_to(ROOT)} (npm)")
     try:
-        proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=NODE_DIR,
+        # short fetch timeouts: an unreachable registry is a quick, clear skip, not a long hang
+        proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error",
+                               "--fetch-timeout=30000", "--fetch-retries=1"], cwd=NODE_DIR,
                               capture_output=True, text=True, timeout=300)
     except subprocess.TimeoutExpired:
         return "npm install timed out (is the npm registry reachable?)"
@@ -98,7 +100,43 @@ def testdata(version: str = ORT_VERSION) -> Path | None:
 
 # ------------------------------------------------------------------ known ORT-side limitations
 # (case-name pattern, device or None, cause, ORT source line at onnxruntime 89b01b406ca7)
-KNOWN_ORT: list = []
+# Each is ORT building a WebNN graph that is not the ONNX node's meaning (or that the WebNN spec
+# forbids); the polyfill answers the graph it is given. Paths are under onnxruntime/core/providers/webnn/.
+_WEBNN = "onnxruntime/core/providers/webnn/builders/"
+KNOWN_ORT: list = [
+    (r"^GRU \(linear_before_reset=1\)", None,
+     "reads the attribute \"linear_before_reset \" (trailing space), so resetAfter is always false",
+     _WEBNN + "impl/gru_op_builder.cc:75"),
+    (r"^batch-norm: BatchNormalization with no attributes / T\[64\]$", None,
+     "rank-1 input is accepted but batchNormalization is called with the default axis 1 (> rank)",
+     _WEBNN + "impl/normalization_op_builder.cc:70"),
+    (r"^batch-norm: BatchNormalization with no attributes - NHWC / ", None,
+     "the com.ms.internal.nhwc node is built as NCHW: op builders are looked up by op type, not domain",
+     _WEBNN + "helper.cc:64 (and impl/normalization_op_builder.cc:70, no axis for NHWC)"),
+    (r"^fused-conv: NHWC ", None,
+     "the com.ms.internal.nhwc Conv is built as NCHW: op builders are looked up by op type, not domain",
+     _WEBNN + "helper.cc:64"),
+    (r"^dequantizelinear: dequantizelinear / .* per-axis scalar scale", None,
+     "a one-element per-axis scale is reshaped to the axis size ([1] -> [1, 2]) instead of broadcast",
+     _WEBNN + "impl/qdq_op_builder.cc:93"),
+    (r"^einsum: einsum / (Diagonal elements dot product|diagonal elements multiplication)$", None,
+     "two-input equations with a repeated label in one input (ii,jj) are not recognised as diagonals",
+     _WEBNN + "impl/einsum_op_builder.cc:493"),
+    (r"^multihead-attention: .*head-size=\d with (attentionBias, )?pastKey and pastValue / ", None,
+     "past_key/past_value are concatenated even without present outputs; ORT's CPU kernel and ORT's "
+     "test data ignore them then",
+     _WEBNN + "impl/mha_op_builder.cc:163 and :189"),
+    (r"^pad: Reflect \dD / ", None,
+     "accepts reflect pads as large as the dimension, which WebNN's pad() forbids (ORT's wasm EP "
+     "refuses them too)",
+     _WEBNN + "impl/pad_op_builder.cc:161 (IsOpSupportedImpl has no such check)"),
+    (r"^rotary-embedding: .* Scalar T\[", None,
+     "a scalar position_ids is not treated as an offset, so the gathered cos/sin cache has no sequence axis",
+     _WEBNN + "impl/rotaryEmbedding_op_builder.cc:93"),
+    (r"^rotary-embedding: .* / T\[2,[48],", None,
+     "the offset position_ids range is built for batch 1 ({1, sequence_length}) and then reshaped to batch_size",
+     _WEBNN + "impl/attention_helper.h:112 and :171"),
+]
 
 
 def known_cause(name: str, device: str) -> tuple | None:
