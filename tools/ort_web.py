@@ -60,9 +60,15 @@ def log(*args):
 
 
 # ------------------------------------------------------------------ setup
+def ort_dir(version: str = ORT_VERSION) -> Path:
+    """Where npm puts onnxruntime-web `version` (one folder per version, so --version switches cheaply)."""
+    return NODE_DIR / version / "node_modules" / ORT_PACKAGE
+
+
 def ensure_ort(version: str = ORT_VERSION) -> str | None:
-    """npm install onnxruntime-web@version into .cache/node-ort; None when ready, else why not."""
-    meta = NODE_DIR / "node_modules" / ORT_PACKAGE / "package.json"
+    """npm install onnxruntime-web@version into .cache/node-ort/<version>; None when ready, else why not."""
+    meta = ort_dir(version) / "package.json"
+    folder = NODE_DIR / version
 
     def installed() -> bool:
         return meta.exists() and json.loads(meta.read_text()).get("version") == version
@@ -72,16 +78,16 @@ def ensure_ort(version: str = ORT_VERSION) -> str | None:
     npm = shutil.which("npm")
     if not npm:
         return "npm not found (onnxruntime-web could not be installed)"
-    NODE_DIR.mkdir(parents=True, exist_ok=True)
-    (NODE_DIR / "package.json").write_text(json.dumps({
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "package.json").write_text(json.dumps({
         "name": "webnn-polyfill-ort-web", "private": True,
         "description": "onnxruntime-web for tools/ort_web.py (not committed)",
         "dependencies": {ORT_PACKAGE: version}}, indent=2) + "\n")
-    log(f"installing {ORT_PACKAGE} {version} into {NODE_DIR.relative_to(ROOT)} (npm)")
+    log(f"installing {ORT_PACKAGE} {version} into {folder.relative_to(ROOT)} (npm)")
     try:
         # short fetch timeouts: an unreachable registry is a quick, clear skip, not a long hang
         proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error",
-                               "--fetch-timeout=30000", "--fetch-retries=1"], cwd=NODE_DIR,
+                               "--fetch-timeout=30000", "--fetch-retries=1"], cwd=folder,
                               capture_output=True, text=True, timeout=300)
     except subprocess.TimeoutExpired:
         return "npm install timed out (is the npm registry reachable?)"
@@ -212,6 +218,8 @@ def _encode(feed: ort_cases.Feed) -> dict:
 
 
 CAPABILITY = re.compile(r"number of nodes in the graph: (\d+) number of nodes supported by WebNN: (\d+)")
+UNSUPPORTED = re.compile(r"not supported|not in supported|does not support|unsupported|must be|requires|only supports", re.I)
+REFUSAL = re.compile(r"^.*?\] ")  # ORT's "date [V:onnxruntime:, file:line Function] " prefix
 PLACED = re.compile(r"(All nodes|Node\(s\)) placed on \[(\w+)\]\. Number of nodes: (\d+)")
 
 
@@ -227,11 +235,12 @@ def placements(lines: list) -> dict:
 
 class OrtPage:
     """tools/ort_web_page/ served with the polyfill and ORT, in headless Chromium: a Playwright
-    browser of the caller's (launched with webgpu_args(), for the gpu device) or one of its own."""
+    browser of the caller's (launched with the WebGPU switches of CHROMIUM_ARGS, for the gpu
+    device) or one of its own. The wasm reference and each WebNN device run in tabs of their own,
+    so a failure on one side never disturbs the other."""
 
-    def __init__(self, browser=None):
-        mounts = {**serve.default_mounts(), "/ort/": NODE_DIR / "node_modules" / ORT_PACKAGE,
-                  "/ort-page/": PAGE_DIR}
+    def __init__(self, browser=None, version: str = ORT_VERSION):
+        mounts = {**serve.default_mounts(), "/ort/": ort_dir(version), "/ort-page/": PAGE_DIR}
         self.server = serve.start(mounts=mounts)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/ort-page/index.html"
         self._pw = None
@@ -242,35 +251,49 @@ class OrtPage:
             browser = self._pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         self.browser = browser
         self.version = browser.version
-        self.page = None
-        self.reload()
+        self.tabs = {}
 
-    def reload(self):
-        if self.page:
-            self.page.close()
-        self.page = self.browser.new_page()
-        self.page.goto(self.url)
-        self.page.wait_for_function("window.ortReady === true", timeout=120_000)
+    def tab(self, key: str, fresh: bool = False):
+        if fresh and key in self.tabs:
+            try:
+                self.tabs.pop(key).close()
+            except Exception:  # a renderer that hung or crashed: the new tab is what matters
+                pass
+        if key not in self.tabs:
+            page = self.browser.new_page()
+            page.goto(self.url)
+            page.wait_for_function("window.ortReady === true", timeout=120_000)
+            self.tabs[key] = page
+        return self.tabs[key]
 
     def run(self, case: ort_cases.Case, ep: str, device: str | None = None) -> dict:
         job = {"model": base64.b64encode(case.model).decode(), "ep": ep, "deviceType": device,
                "verbose": ep == "webnn", "feeds": {k: _encode(v) for k, v in case.feeds.items()},
                "timeoutMs": CASE_TIMEOUT_MS}
+        key = ep if ep == "wasm" else f"{ep}-{device}"
+        t = time.monotonic()
         try:
-            result = self.page.evaluate("job => ortRun(job)", job)
-        except Exception as e:  # a crashed page: note it, start a fresh one for the next case
+            page = self.tab(key)
+            page.evaluate("job => { window.ortResult = undefined; ortRun(job).then(r => { window.ortResult = r; }); }",
+                          job)
+            # Playwright enforces this timeout itself, so a page stuck in a busy loop cannot hang the run
+            page.wait_for_function("window.ortResult !== undefined", timeout=CASE_TIMEOUT_MS + 30_000, polling=20)
+            result = page.evaluate("window.ortResult")
+        except Exception as e:  # a hung or crashed page: note it; the next case gets a fresh tab
             result = {"error": f"page: {type(e).__name__}: {str(e)[:300]}", "builds": 0, "dispatches": 0,
                       "log": []}
+        result["seconds"] = round(time.monotonic() - t, 3)
         if result.get("error"):
             # After a failed session ORT's wasm module can answer the next one wrong (all zeros
-            # from the wasm EP: seen after a Pad that OrtRun() refused), so every failure gets a
-            # fresh page and a fresh ORT.
-            self.reload()
+            # from the wasm EP: seen after a Pad that OrtRun() refused), so a failure costs the
+            # tab: the next case gets a fresh page and a fresh ORT.
+            self.tab(key, fresh=True)
         return result
 
     def close(self):
         try:
-            self.page.close()
+            for page in self.tabs.values():
+                page.close()
             if self._pw:
                 self.browser.close()
                 self._pw.stop()
@@ -296,7 +319,8 @@ class Verdict:
 
 def judge(case: ort_cases.Case, device: str, webnn: dict, reference: dict | None, ref_source: str) -> Verdict:
     v = Verdict(case.name, case.group, device, reference=ref_source,
-                counts={"builds": webnn.get("builds", 0), "dispatches": webnn.get("dispatches", 0)})
+                counts={"builds": webnn.get("builds", 0), "dispatches": webnn.get("dispatches", 0),
+                        "seconds": webnn.get("seconds")})
     lines = webnn.get("log", [])
     caps = [CAPABILITY.search(line) for line in lines]
     caps = [m for m in caps if m]
@@ -305,7 +329,10 @@ def judge(case: ort_cases.Case, device: str, webnn: dict, reference: dict | None
         v.nodes = f"{supported}/{total}"
         v.accepted = total > 0 and supported == total
     if not v.accepted:
+        # ORT's verbose log says why it refused (op, type, rank or attribute not supported)
+        refusals = [REFUSAL.sub("", line) for line in lines if UNSUPPORTED.search(line)]
         v.why = ("ORT's WebNN EP claimed " + (f"{v.nodes} nodes" if v.nodes else "nothing")
+                 + (f": {refusals[0][:300]}" if refusals else "")
                  + (f"; {webnn['error']}" if webnn.get("error") else ""))
         return v
     placed = placements(lines)
@@ -432,7 +459,7 @@ def main(argv=None) -> int:
     info = machine()
     log(f"{len(cases)} cases x {devices} on onnxruntime-web {args.version}; {info['cpu']}, load {info['loadavg']}")
     t0 = time.time()
-    page = OrtPage()
+    page = OrtPage(version=args.version)
 
     def progress(i, n, case):
         if i % 50 == 0 or i == n:

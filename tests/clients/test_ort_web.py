@@ -27,11 +27,20 @@ def ort_page(playwright):
     browser.close()
 
 
+_references = {}  # network -> (case, ORT's wasm EP run): one reference for both devices
+
+
+def _reference(page, network):
+    if network not in _references:
+        [case] = ort_cases.model_cases([network])
+        _references[network] = case, page.run(case, "wasm")
+    return _references[network]
+
+
 @pytest.mark.parametrize("device", ["cpu", "gpu"])
 @pytest.mark.parametrize("network", ["cnn", "transformer"])
 def test_network_runs_on_webnn_and_matches_ort_wasm(ort_page, network, device):
-    [case] = ort_cases.model_cases([network])
-    wasm = ort_page.run(case, "wasm")
+    case, wasm = _reference(ort_page, network)
     assert not wasm.get("error") and wasm["builds"] == 0, wasm  # the reference never touches WebNN
     webnn = ort_page.run(case, "webnn", device)
     verdict = ort_web.judge(case, device, webnn, wasm["outputs"], "wasm")

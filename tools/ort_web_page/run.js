@@ -9,7 +9,13 @@
   const logLines = [];
   for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
     const original = console[level].bind(console);
-    console[level] = (...args) => { logLines.push(args.map(String).join(' ')); original(...args); };
+    // ORT's own log lines are kept for the driver but not passed on: at verbose level they are
+    // hundreds per session, and each would cross to the driver as a console event.
+    console[level] = (...args) => {
+      const line = args.map(String).join(' ');
+      logLines.push(line);
+      if (!/\[[VIWEF]:onnxruntime/.test(line)) original(...args);
+    };
   }
 
   const TYPED = {
@@ -73,7 +79,10 @@
     }
     result.builds = counts.builds - before.builds;
     result.dispatches = counts.dispatches - before.dispatches + counts.computes - before.computes;
-    result.log = job.verbose ? logLines.slice(0, 400) : logLines.filter((l) => /error|warn/i.test(l)).slice(0, 20);
+    // ORT's verbose log is long (every graph transformer): keep what the driver reads — the WebNN
+    // EP's lines (GetCapability, why a node was refused), the node placements, errors.
+    const wanted = job.verbose ? /webnn|VerifyEachNodeIsAssignedToAnEp|supported|error|warn/i : /error|warn/i;
+    result.log = logLines.filter((l) => wanted.test(l)).slice(0, 2000);
     return result;
   };
   window.ortReady = true;
