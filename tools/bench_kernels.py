@@ -2,7 +2,7 @@
 same microkernels) — the building block `./dev bench` can call; the browser
 numbers come from the same core running in Pyodide (see docs/performance.md).
 
-    python tools/bench_kernels.py [--runs 10] [--gemm] [--profile] [--browser] [--layouts]
+    python tools/bench_kernels.py [--runs 10] [--gemm] [--profile] [--browser] [--layouts] [--threads 1,2]
 
   * SqueezeNet 1.0 (../shared/models) built through webnn_core in CPython
     with the native build of the kernels: median latency with the fast paths
@@ -10,6 +10,8 @@ numbers come from the same core running in Pyodide (see docs/performance.md).
   * --gemm: GFLOP/s of the GEMM/conv microkernels on SqueezeNet's shapes;
   * --layouts: the same SqueezeNet in NHWC and in NCHW (same weights,
     transposed), NCHW with and without the layout pass (./dev bench --layouts);
+  * --threads 1,2: SqueezeNet on cpu backends with 1 and 2 kernel threads
+    (output tiles on the backend's pool; docs/threads.md), interleaved;
   * --profile: per-op time breakdown (the cpu backend's profiling);
   * --browser: the same SqueezeNet in headless Chromium through the public
     WebNN API (tests/browser/pages/simd.html): relaxed-SIMD build, plain
@@ -141,6 +143,38 @@ def bench_model(runs=10, profile=False, weights=None):
     results["max_abs_diff"] = float(np.max(np.abs(a.astype(np.float64) - b)))
     results["top1_equal"] = int(np.argmax(a)) == int(np.argmax(b))
     return results
+
+
+def bench_threads(runs=10, threads=(1, 2), weights=None):
+    """SqueezeNet (fast paths on) on cpu backends with 1 and N kernel threads,
+    inferences interleaved round by round; wall and process CPU time per
+    inference, and the per-round wall ratio to 1 thread. Returns {threads: {...}}."""
+    from webnn_core import Context
+
+    weights = weights or load_squeezenet_weights()
+    x = np.random.default_rng(0).uniform(-1, 1, (1, 224, 224, 3)).astype(np.float32)
+    runs_ = {}
+    for t in threads:
+        ctx = Context("cpu", options={"threads": t})
+        graph, iname, oname = build_squeezenet(ctx, weights)
+        ctx.compute(graph, {iname: x})  # warm-up: call plans, pool
+        runs_[t] = {"ctx": ctx, "graph": graph, "feeds": {iname: x}, "wall": [], "cpu": [], "out": None}
+    for _ in range(runs):
+        for t, r in runs_.items():
+            w0, c0 = time.perf_counter(), time.process_time()
+            r["out"] = r["ctx"].compute(r["graph"], r["feeds"])["output"]
+            r["wall"].append((time.perf_counter() - w0) * 1e3)
+            r["cpu"].append((time.process_time() - c0) * 1e3)
+    base = runs_[threads[0]]
+    out = {}
+    for t, r in runs_.items():
+        out[t] = {"median_ms": statistics.median(r["wall"]), "min_ms": min(r["wall"]),
+                  "cpu_ms": statistics.median(r["cpu"]),
+                  "ratio": statistics.median(a / b for a, b in zip(r["wall"], base["wall"])),
+                  "equal": bool(np.array_equal(r["out"], base["out"])),
+                  "threads": r["ctx"].backend.kernel_threads()}
+        r["ctx"].destroy()
+    return out
 
 
 def bench_layouts(runs=10, weights=None):
@@ -327,6 +361,8 @@ def main(argv=None) -> int:
     p.add_argument("--tfjs", action="store_true", help="with --browser: interleaved with TF.js wasm")
     p.add_argument("--layouts", action="store_true",
                    help="SqueezeNet NHWC vs NCHW (same weights, transposed), NCHW with and without the layout pass")
+    p.add_argument("--threads", default="",
+                   help="comma list of kernel thread counts, e.g. 1,2: SqueezeNet per count (native), interleaved")
     args = p.parse_args(argv)
     if args.browser and args.tfjs:
         sys.path.insert(0, str(ROOT / "tools"))
@@ -361,6 +397,12 @@ def main(argv=None) -> int:
         print(f"{'conv':<16}{'shape':<28}{'ms':>9}{'GFLOP/s':>10}")
         for name, shape, ms, gf in bench_convs():
             print(f"{name:<16}{shape:<28}{ms:>9.3f}{gf:>10.2f}")
+    if args.threads:
+        counts = tuple(int(t) for t in args.threads.split(","))
+        for t, m in bench_threads(runs=args.runs, threads=counts).items():
+            print(f"squeezenet threads={t} (running {m['threads']}) median {m['median_ms']:8.2f} ms  min {m['min_ms']:8.2f} ms"
+                  f"  CPU {m['cpu_ms']:8.2f} ms  x{m['ratio']:.2f} of {counts[0]} thread(s)  equal: {m['equal']}")
+        return 0
     if args.layouts:
         r = bench_layouts(runs=args.runs)
         for variant in ("nhwc", "nchw", "nchw-no-layout-pass"):

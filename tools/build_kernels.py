@@ -226,7 +226,12 @@ def find_objdump() -> str | None:
 
 
 # -- builds ---------------------------------------------------------------------
-def build_wasm(out: Path = WASM_OUT, quiet: bool = False, relaxed: bool = False) -> Path:
+# The threads build (issue 17 item 2, docs/threads.md; a prototype, not shipped in dist/):
+# the same kernels for a shared WebAssembly.Memory that workers instantiate them on.
+THREADS_FLAGS = ["-matomics", "-mbulk-memory", "-Wl,--shared-memory", "-Wl,--max-memory=2147483648"]
+
+
+def build_wasm(out: Path = WASM_OUT, quiet: bool = False, relaxed: bool = False, threads: bool = False) -> Path:
     clang = find_clang()
     if not clang:
         raise BuildError("clang not found (./dev setup installs it)")
@@ -244,7 +249,7 @@ def build_wasm(out: Path = WASM_OUT, quiet: bool = False, relaxed: bool = False)
         (bindir / "wasm-ld").symlink_to(wasm_ld)
         env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
         tmp_out = Path(tmp) / out.name
-        flags = WASM_FLAGS + (["-mrelaxed-simd"] if relaxed else [])
+        flags = WASM_FLAGS + (["-mrelaxed-simd"] if relaxed else []) + (THREADS_FLAGS if threads else [])
         cmd = [clang, *COMMON_FLAGS, *flags, "-o", str(tmp_out), str(SOURCE)]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode != 0:
