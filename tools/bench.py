@@ -33,7 +33,6 @@ import datetime
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import time
@@ -41,7 +40,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import serve
+import npm_cache  # noqa: E402
+import serve  # noqa: E402
 from progress import Progress  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
@@ -77,28 +77,7 @@ def log(*args):
 # ------------------------------------------------------------------ setup
 def ensure_tfjs() -> str | None:
     """Install the pinned TF.js packages into .cache/node; None when ready, else why not."""
-    def installed() -> bool:
-        for pkg in TFJS_PACKAGES:
-            meta = NODE_DIR / "node_modules" / pkg / "package.json"
-            if not meta.exists() or json.loads(meta.read_text()).get("version") != TFJS_VERSION:
-                return False
-        return True
-
-    if installed():
-        return None
-    npm = shutil.which("npm")
-    if not npm:
-        return "npm not found (TF.js could not be installed)"
-    NODE_DIR.mkdir(parents=True, exist_ok=True)
-    (NODE_DIR / "package.json").write_text(json.dumps({
-        "name": "webnn-polyfill-bench", "private": True, "description": "TF.js for tools/bench.py (not committed)",
-        "dependencies": {pkg: TFJS_VERSION for pkg in TFJS_PACKAGES}}, indent=2) + "\n")
-    log(f"installing TF.js {TFJS_VERSION} into {NODE_DIR.relative_to(ROOT)} (npm)")
-    proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=NODE_DIR,
-                          capture_output=True, text=True, timeout=600)
-    if proc.returncode != 0 or not installed():
-        return f"npm install failed: {(proc.stderr or proc.stdout).strip()[-500:]}"
-    return None
+    return npm_cache.ensure(NODE_DIR, {pkg: TFJS_VERSION for pkg in TFJS_PACKAGES}, "TF.js for tools/bench.py")
 
 
 def machine_info(engine: str, browser_version: str | None) -> dict:

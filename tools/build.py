@@ -12,6 +12,9 @@ The WebIDL schema (py/webnn_core/idl_schema.json) is generated first from the
 chosen IDL file (--idl 2026-09|2025-03|FILE, default $WEBNN_IDL or the 2026
 IDL) by tools/idl_schema.mjs; the JS shim bundles it and the wheel carries it
 for the Python core.
+
+Last, the gallery's default model (a digit classifier, tools/train_digits.py) is
+trained into .cache/gallery/ unless it is already there.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ import build_kernels  # noqa: E402
 import engine_snapshot  # noqa: E402
 import idl_schema  # noqa: E402
 import runtime  # noqa: E402
+import train_digits  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "dist"
@@ -179,7 +183,16 @@ def build(with_runtime: bool = True, with_snapshot: bool = True, idl: str | None
     write_types(DIST, idl)
     write_package(DIST)  # after the runtime files are in place: it lists them
     print(f"build: dist/ ready ({wheel})", file=sys.stderr)
+    gallery_models()
     return DIST
+
+
+def gallery_models() -> None:
+    """The gallery's default model, trained here so that it needs no download (.cache/gallery/)."""
+    try:
+        train_digits.build()
+    except ImportError as e:  # the digits page then says what is missing
+        print(f"build: warning: no digit classifier for the gallery ({e}; pip install scikit-learn)", file=sys.stderr)
 
 
 def main(argv=None) -> int:

@@ -1,7 +1,9 @@
 """A small static server for the gallery, the tests and the benchmark.
 
 Mounts (URL prefix -> folder): / -> web/, /dist/ -> dist/, /models/ ->
-../shared/models (or $WEBNN_MODELS), /vendor/ -> .cache/node/node_modules
+$WEBNN_MODELS or ../shared/models (absent on a fresh clone: the gallery then uses
+the public copy of the weights, web/config.js), /generated/ -> .cache/gallery
+(the models tools/build.py trains), /vendor/ -> .cache/node/node_modules
 (TensorFlow.js for the benchmark page; tools/bench.py installs it). Serves
 .wasm as application/wasm (for streaming compilation), sends COOP/COEP so
 pages are cross-origin isolated (SharedArrayBuffer), and CORP so workers may
@@ -26,8 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def default_mounts() -> dict:
     models = Path(os.environ.get("WEBNN_MODELS", ROOT.parent / "shared" / "models"))
-    return {"/dist/": ROOT / "dist", "/models/": models, "/vendor/": ROOT / ".cache" / "node" / "node_modules",
-            "/": ROOT / "web"}
+    return {"/dist/": ROOT / "dist", "/models/": models, "/generated/": ROOT / ".cache" / "gallery",
+            "/vendor/": ROOT / ".cache" / "node" / "node_modules", "/": ROOT / "web"}
 
 
 class Handler(http.server.SimpleHTTPRequestHandler):

@@ -1,5 +1,6 @@
 import { MODELS, createClassifier, loadLabels, topK } from './lib/models.js';
 import { imageToTensor } from './lib/image.js';
+import { resolveWeights } from './lib/weights.js';
 import { $, requirePolyfill, Status, followEngineProgress, fmtMs, showError, clearError, catchGlobalErrors, carryQuery, topFiveList } from './lib/ui.js';
 
 const cfg = self.GALLERY_CONFIG;
@@ -13,7 +14,7 @@ if (MODELS[q.get('model')]) $('#model').value = q.get('model');
 if (['cpu', 'gpu', 'npu'].includes(q.get('device'))) $(`input[name=device][value=${q.get('device')}]`).checked = true;
 $('#runs').value = cfg.runs;
 $('#fast').textContent = cfg.fastPaths ? 'on' : 'off (?fast=0)';
-$('#weights-base').textContent = cfg.weightsBase;
+$('#weights-base').textContent = cfg.weightsMode === 'public' ? 'the public copy' : cfg.weightsBase;
 
 let uploaded = null;       // {name, blob}
 let busy = false;
@@ -46,12 +47,10 @@ drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.ad
 drop.addEventListener('dragleave', () => drop.classList.remove('over'));
 drop.addEventListener('drop', (e) => { e.preventDefault(); drop.classList.remove('over'); useFile(e.dataTransfer.files[0]); });
 
-async function imageBlob() {
+async function imageBlob(source) {
   const sample = $('#sample').value;
   if (!sample && uploaded) return uploaded;
-  const url = cfg.weightsBase + sample;
-  const r = await fetch(url);
-  if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+  const r = await source.fetch(sample);
   return { name: sample, blob: await r.blob() };
 }
 
@@ -66,8 +65,12 @@ async function run() {
   const runs = Math.max(1, Math.min(200, parseInt($('#runs').value, 10) || cfg.runs));
   try {
     requirePolyfill();
+    status.show('Finding the weights…');
+    const source = await resolveWeights(cfg, model.probe);
+    $('#weights-base').textContent = source.describe();
+    document.body.dataset.weights = source.kind;
     status.show('Reading the image…');
-    const { name, blob } = await imageBlob();
+    const { name, blob } = await imageBlob(source);
     let bitmap;
     try {
       bitmap = await createImageBitmap(blob);
@@ -85,7 +88,7 @@ async function run() {
       const engineStarted = webnnPolyfill.engineStats.startMs != null;
       let unfollow = () => {};
       c = await createClassifier(modelId, {
-        deviceType: dev, weightsBase: cfg.weightsBase,
+        deviceType: dev, weights: source,
         onStage: (stage, f) => {
           if (stage !== 'engine') unfollow();
           if (stage === 'engine') {
@@ -102,7 +105,7 @@ async function run() {
     setTiming('weights', !fresh ? 'reused' : c.timings.weightsCached ? 'already loaded' : fmtMs(c.timings.weightsMs));
     setTiming('build', fresh ? fmtMs(c.timings.buildMs) : 'reused');
     status.show('Running the first inference…');
-    const labels = await loadLabels(cfg.weightsBase);
+    const labels = await loadLabels(source);
     // Let the status paint before the (synchronous) dispatch blocks the thread.
     await new Promise((r) => setTimeout(r, 30));
     const r = await c.run(input, runs, (i, n) => status.show(`Repeating inference ${i}/${n}…`, i / n));
@@ -117,7 +120,8 @@ async function run() {
     status.done(`${model.title} on ${dev}: top-1 “${top[0].label}”${model.latencyOnly ? ' (meaningless: synthesized logits)' : ''}, median ${fmtMs(r.medianMs)} per inference`);
   } catch (e) {
     status.fail();
-    showError(errorBox, e, `Classification with ${model.title} failed`);
+    if (e && e.offline) document.body.dataset.offline = 'true';
+    showError(errorBox, e, e && e.name === 'WeightsUnavailable' ? `${model.title} needs its weights` : `Classification with ${model.title} failed`);
   } finally {
     busy = false;
     $('#go').disabled = false;

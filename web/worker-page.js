@@ -52,7 +52,7 @@ worker.onmessage = ({ data }) => {
   } else if (data.type === 'error') {
     watching = false;
     status.fail();
-    showError(errorBox, Object.assign(new Error(data.message), { name: data.name }), 'The worker reported an error');
+    showError(errorBox, Object.assign(new Error(data.message), { name: data.name, hint: data.hint }), 'The worker reported an error');
     $('#again').disabled = false;
   }
 };

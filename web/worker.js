@@ -15,13 +15,14 @@ let input = null;
 let queue = Promise.resolve();
 
 async function classify() {
-  const [{ createClassifier, loadLabels, topK }, { fetchImageTensor }] = await Promise.all([
-    import('./lib/models.js'), import('./lib/image.js')]);
+  const [{ MODELS, createClassifier, loadLabels, topK }, { imageToTensor }, { resolveWeights }] = await Promise.all([
+    import('./lib/models.js'), import('./lib/image.js'), import('./lib/weights.js')]);
+  const source = await resolveWeights(cfg, MODELS.squeezenet.probe);
   let fresh = false;
   if (!classifierPromise) {
     fresh = true;
     classifierPromise = createClassifier('squeezenet', {
-      weightsBase: cfg.weightsBase,
+      weights: source,
       onStage: (stage, f) => {
         if (stage === 'engine') {
           // The polyfill's load progress in this worker, on the page's bar.
@@ -38,8 +39,8 @@ async function classify() {
     }).catch((e) => { classifierPromise = null; throw e; });
   }
   const c = await classifierPromise;
-  if (!input) input = await fetchImageTensor(`${cfg.weightsBase}test.jpg`);  // OffscreenCanvas in workers
-  const labels = await loadLabels(cfg.weightsBase);
+  if (!input) input = await imageToTensor(await (await source.fetch('test.jpg')).blob());  // OffscreenCanvas in workers
+  const labels = await loadLabels(source);
   post({ type: 'stage', phase: 'infer', text: 'Worker: running inference…' });
   const runs = Math.min(cfg.runs, 10);
   const r = await c.run(input, runs, (i, n) => post({ type: 'stage', phase: 'infer', text: `Worker: repeating inference ${i}/${n}…`, fraction: i / n }));
@@ -53,6 +54,6 @@ async function classify() {
 
 self.onmessage = ({ data }) => {
   if (data && data.type === 'run') {
-    queue = queue.then(classify).catch((e) => post({ type: 'error', name: (e && e.name) || 'Error', message: (e && e.message) || String(e) }));
+    queue = queue.then(classify).catch((e) => post({ type: 'error', name: (e && e.name) || 'Error', message: (e && e.message) || String(e), hint: e && e.hint }));
   }
 };

@@ -6,6 +6,9 @@ import { SCRIPT_URL } from './build_info.js';
 
 export const CONFIG = Object.assign(
   { runtimeBase: null, replaceNative: false, debug: false, fastPaths: true,
+    // Kernel threads of the cpu backend (null: navigator.hardwareConcurrency). Kernels
+    // run on one thread today whatever this says (engineStats.threads says why).
+    threads: null,
     // startup.js: engine snapshots (Cache Storage; buildSnapshot: the one served
     // beside the runtime), fetching the runtime at script load, progress callback.
     snapshot: true, buildSnapshot: true, prefetch: true, onProgress: null },
@@ -29,5 +32,21 @@ export const RUNTIME_BASE = scriptBase();
 export const IS_SERVICE_WORKER = typeof ServiceWorkerGlobalScope !== 'undefined' && globalThis instanceof ServiceWorkerGlobalScope;
 export const IS_CLASSIC_WORKER = typeof WorkerGlobalScope !== 'undefined' && typeof importScripts === 'function';
 
+// Read once at script load (never the page's later globals).
+const HARDWARE_CONCURRENCY = Math.max(1, Number(globalThis.navigator && globalThis.navigator.hardwareConcurrency) || 1);
+const CROSS_ORIGIN_ISOLATED = globalThis.crossOriginIsolated === true;
+
+// Kernel threads: what the configuration asks for, what runs, and why not more.
+// The cpu backend's kernels run on Pyodide's thread: Pyodide 0.27's memory is not
+// shared, so a worker cannot reach the numpy buffers the kernels work on; the
+// worker pool over a backend-owned shared memory is designed in docs/threads.md.
+function threadStats() {
+  const requested = Number.isInteger(CONFIG.threads) && CONFIG.threads > 0 ? CONFIG.threads : HARDWARE_CONCURRENCY;
+  const reason = !CROSS_ORIGIN_ISOLATED
+    ? 'single-threaded: the page is not cross-origin isolated (no COOP/COEP headers), so no shared memory'
+    : 'single-threaded: the kernel worker pool is not built yet (docs/threads.md); Pyodide 0.27 memory is not shared';
+  return { requested, active: 1, crossOriginIsolated: CROSS_ORIGIN_ISOLATED, hardwareConcurrency: HARDWARE_CONCURRENCY, reason };
+}
+
 // Filled in while the engine starts (engine.js, simd.js).
-export const ENGINE_STATS = { startMs: null, snapshot: null };
+export const ENGINE_STATS = { startMs: null, snapshot: null, threads: threadStats() };

@@ -25,9 +25,9 @@ import { ENGINE_MEMORY, RuntimeIntegrityError, fetchVerified } from './startup.j
 // context owns its switch; engineStats.kernels.setFastPaths(ctx, on) flips one).
 const SIMD = { fastPaths: true };
 
-// The backend options a new context gets from the page's setting.
+// The backend options a new context gets from the page's settings.
 export function defaultBackendOptions() {
-  return { fastPaths: SIMD.fastPaths };
+  return { fastPaths: SIMD.fastPaths, threads: ENGINE_STATS.threads.requested };
 }
 
 // A minimal module using v128 (i32.const 0; i8x16.splat; i8x16.popcnt).

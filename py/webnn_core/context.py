@@ -256,3 +256,4 @@ class Context:
             tensor.destroy()
         for graph in list(self._graphs):
             graph.destroy()
+        self.backend.close()

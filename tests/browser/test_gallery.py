@@ -82,14 +82,15 @@ def test_index_shows_a_card_per_example(gpage, server):
     cards = page.locator(".card")
     assert cards.count() >= 4
     titles = [t.strip() for t in page.locator(".card h2").all_inner_texts()]
-    for want in ("Image classification", "MobileNetV2 latency", "Graph playground", "NNEF model", "In a dedicated worker"):
+    for want in ("Handwritten digits", "Image classification", "MobileNetV2 latency", "Graph playground", "NNEF model",
+                 "In a dedicated worker"):
         assert want in titles, titles
     assert "polyfill" in page.inner_text("#env") and "cross-origin isolated" in page.inner_text("#env")
     # The gallery settings travel on the links (a deployment can point every page at hosted weights).
     hrefs = page.eval_on_selector_all(".card a.go", "as => as.map(a => a.getAttribute('href'))")
     assert all("fast=0" in h and "weights=" in h for h in hrefs), hrefs
     assert page.locator("#fast").input_value() == "0"
-    assert_layout(page, [f"#card-{c}" for c in ("classify", "mobilenet", "playground", "nnef", "worker")] + ["#settings"], "index")
+    assert_layout(page, [f"#card-{c}" for c in ("digits", "classify", "mobilenet", "playground", "nnef", "worker")] + ["#settings"], "index")
     shot(page, "index")
     assert_fits_phone(page, "index")
     assert not page.errors, page.errors
@@ -162,7 +163,7 @@ def test_classify_reports_missing_weights_readably(gpage, server):
     page.goto(f"{server}/classify.html?weights=/no-such-models/")
     assert wait_state(page, 60_000) == "error"
     text = page.inner_text("#error")
-    assert "HTTP 404" in text and "weights base URL" in text, text
+    assert "HTTP 404" in text and "/no-such-models/" in text and "WEBNN_MODELS" in text, text
     assert "/no-such-models/" in page.inner_text("#weights-base")
     assert page.locator("#status").is_hidden()
     shot(page, "classify-error")

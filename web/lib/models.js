@@ -3,15 +3,18 @@
 import { loadSqueezeNetWeights, buildSqueezeNet } from './squeezenet.js';
 import { loadMobileNetV2Weights, buildMobileNetV2 } from './mobilenetv2.js';
 import { fetchLabels, topK } from './image.js';
+import { WeightsSource } from './weights.js';
 
 export const MODELS = {
   squeezenet: {
     id: 'squeezenet', title: 'SqueezeNet 1.0', dir: 'squeezenet1.0_nhwc/weights/',
+    probe: 'squeezenet1.0_nhwc/weights/conv1_kernel.npy',  // present when the folder has the model
     load: loadSqueezeNetWeights, build: buildSqueezeNet, latencyOnly: false,
     note: 'SqueezeNet 1.0 (TF-Lite weights, NHWC): 26 convolutions, 5 MB of weights.',
   },
   mobilenetv2: {
     id: 'mobilenetv2', title: 'MobileNetV2 (latency only)', dir: 'mobilenetv2_nhwc/weights/',
+    probe: 'mobilenetv2_nhwc/weights/Const_100.npy',
     load: loadMobileNetV2Weights, build: buildMobileNetV2, latencyOnly: true,
     note: 'MobileNetV2 1.0/224 (NHWC): 52 convolutions incl. 17 depthwise, 8.8 MB of weights. '
       + 'The logits weights are not distributed, so they are synthesized (seeded random): '
@@ -41,21 +44,28 @@ export function median(values) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
+// A WeightsSource (lib/weights.js), or a base URL laid out like shared/models.
+const asSource = (weights) => (weights instanceof WeightsSource ? weights : new WeightsSource('local', weights));
+
 // Labels are shared by both models; cached per URL.
 const labelCache = new Map();
-export function loadLabels(weightsBase) {
-  const url = `${weightsBase}labels1001.txt`;
-  if (!labelCache.has(url)) labelCache.set(url, fetchLabels(url).catch((e) => { labelCache.delete(url); throw e; }));
+export function loadLabels(weights) {
+  const source = asSource(weights);
+  const url = source.url('labels1001.txt');
+  if (!labelCache.has(url)) {
+    labelCache.set(url, fetchLabels(url).catch((e) => { labelCache.delete(url); throw source.explain(e, url); }));
+  }
   return labelCache.get(url);
 }
 
 // Weights are cached per model (switching device rebuilds the graph, not the download).
 const weightCache = new Map();
-function loadWeights(model, weightsBase, onProgress) {
-  const url = weightsBase + model.dir;
+function loadWeights(model, weights, onProgress) {
+  const source = asSource(weights);
+  const url = source.url(model.dir);
   const cached = weightCache.has(url);
   if (!cached) {
-    weightCache.set(url, model.load(url, onProgress).catch((e) => { weightCache.delete(url); throw e; }));
+    weightCache.set(url, model.load(url, onProgress).catch((e) => { weightCache.delete(url); throw source.explain(e, url); }));
   } else {
     onProgress(1);
   }
@@ -64,7 +74,8 @@ function loadWeights(model, weightsBase, onProgress) {
 
 // Create a context, load the weights, build the graph. Timings in ms:
 // context (engine start on first use), weights, build. onStage(stage, fraction).
-export async function createClassifier(modelId, { deviceType = 'cpu', weightsBase = '/models/', onStage = () => {} } = {}) {
+// weights: a WeightsSource (lib/weights.js) or weightsBase: a base URL laid out like shared/models.
+export async function createClassifier(modelId, { deviceType = 'cpu', weightsBase = '/models/', weights: source = null, onStage = () => {} } = {}) {
   const model = MODELS[modelId];
   if (!model) throw new Error(`unknown model "${modelId}"`);
   if (!globalThis.navigator || !navigator.ml) throw new Error('navigator.ml is missing: the WebNN polyfill did not install (is this a secure context?)');
@@ -75,7 +86,7 @@ export async function createClassifier(modelId, { deviceType = 'cpu', weightsBas
   timings.contextMs = now() - t;
   onStage('weights', 0);
   t = now();
-  const { weights, cached } = await loadWeights(model, weightsBase, (f) => onStage('weights', f));
+  const { weights, cached } = await loadWeights(model, source || weightsBase, (f) => onStage('weights', f));
   timings.weightsMs = now() - t;
   timings.weightsCached = cached;
   onStage('build', 0);

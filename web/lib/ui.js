@@ -105,7 +105,8 @@ export function describeError(e) {
   const name = (e && e.name) || 'Error';
   let message = (e && e.message) || String(e);
   const hints = [];
-  if (/HTTP 404/.test(message)) hints.push('A model file was not found. Check the weights base URL (?weights=…; default /models/).');
+  if (e && e.name === 'WeightsUnavailable') { /* its own hint says what to get */ }
+  else if (/HTTP 404/.test(message)) hints.push('A model file was not found. Check the weights base URL (?weights=…; default /models/).');
   else if (/Failed to fetch|NetworkError|HTTP \d+/.test(message)) hints.push('A download failed. If the weights are hosted on another origin, it must allow CORS (this page is cross-origin isolated).');
   if (/engine failed to start/.test(message)) hints.push('The polyfill runtime (Pyodide) could not be loaded from /dist/. Run ./dev build, or check the network panel.');
   if (/navigator\.ml is missing|WebNN polyfill did not install/.test(message)) hints.push('Open the page over http://localhost or https:// (WebNN needs a secure context).');

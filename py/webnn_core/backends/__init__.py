@@ -28,7 +28,8 @@ def create_backend(device_type: str, options: dict | None = None, gpu_device=Non
       backend    "cpu" | "webgpu" (default: by deviceType)
       fastPaths  False: numpy reference kernels only (cpu and the fallback)
       layoutPass False: NCHW conv/pool chains are not moved to NHWC at build()
-                 (for measuring what the pass saves)."""
+                 (for measuring what the pass saves).
+      threads    kernel threads of the cpu backend (default 1; see CpuBackend)."""
     options = dict(options or {})
     name = options.get("backend") or DEVICE_BACKENDS[device_type]
     if name not in BACKENDS:
@@ -37,7 +38,11 @@ def create_backend(device_type: str, options: dict | None = None, gpu_device=Non
     layout_pass = options.get("layoutPass", True) is not False
     if name == "webgpu":
         return WebGPUBackend(gpu_device=gpu_device, fast_paths=fast_paths, layout_pass=layout_pass)
-    return CpuBackend(fast_paths=fast_paths, layout_pass=layout_pass)
+    threads = options.get("threads")
+    threads = 1 if threads is None else threads
+    if isinstance(threads, bool) or not isinstance(threads, (int, float)) or threads != threads:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    return CpuBackend(fast_paths=fast_paths, layout_pass=layout_pass, threads=max(1, min(int(threads), 256)))
 
 
 __all__ = ["Backend", "BACKENDS", "CpuBackend", "WebGPUBackend", "create_backend"]

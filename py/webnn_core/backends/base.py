@@ -51,6 +51,9 @@ class Backend:
     def allocate(self, dtype: str, shape: tuple):  # pragma: no cover - interface
         raise NotImplementedError
 
+    def close(self) -> None:
+        """The context is destroyed: release threads or devices this backend holds."""
+
     def free(self, storage) -> None:
         pass
 

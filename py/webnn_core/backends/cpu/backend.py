@@ -13,6 +13,12 @@ Per backend (so per context) state:
   profiling         `set_profiling(True)` makes every node accumulate, per op
                     name, calls, fast calls and wall time (`profile()`)
   a scratch buffer for im2col (kernels of one backend run one at a time)
+  threads           kernel threads (`CpuBackend(threads=N)`, backend option
+                    `threads`): big conv/depthwise/GEMM/pool calls are split
+                    into output tiles (fast/tiles.py) run on this backend's
+                    pool, the calling thread taking a share; only with a
+                    library that allows concurrent calls (the native build),
+                    else one thread and `status()["threadsReason"]` says why
 
 The microkernel *library* (the wasm module or the native build) is loaded
 code, attached once per process (`fast.attach_wasm` / `fast.attach_native`);
@@ -69,8 +75,11 @@ class CpuBackend(Backend):
     # (docs/performance.md has both layouts' SqueezeNet latency).
     preferred_input_layout = "nhwc"
 
-    def __init__(self, fast_paths: bool = True, library=_PROCESS_LIBRARY, layout_pass: bool = True):
+    def __init__(self, fast_paths: bool = True, library=_PROCESS_LIBRARY, layout_pass: bool = True,
+                 threads: int = 1):
         self.fast_paths = bool(fast_paths)
+        self.threads = max(1, int(threads))
+        self._pool = None  # a ThreadPoolExecutor of threads - 1 workers, made on first use
         self.layout_pass = bool(layout_pass)  # NCHW conv/pool chains -> NHWC at build() (with fast paths)
         self._library = library
         self.profiling = False
@@ -91,8 +100,43 @@ class CpuBackend(Backend):
 
     def status(self) -> dict:
         lib = self.library
+        threads = self.kernel_threads()
+        why = None
+        if threads < self.threads:
+            why = lib.why_single if lib is not None else "no kernel library"
         return {"backend": lib.kind if lib else None, "detail": lib.describe() if lib else None,
-                "reason": None if lib else self.library_reason(), "enabled": self.fast_paths}
+                "reason": None if lib else self.library_reason(), "enabled": self.fast_paths,
+                "threadsRequested": self.threads, "threads": threads, "threadsReason": why}
+
+    # -- threads -----------------------------------------------------------------------
+    def kernel_threads(self) -> int:
+        """How many threads run this backend's kernel calls (1: no split)."""
+        lib = self.library
+        if self.threads <= 1 or lib is None or not getattr(lib, "concurrent", False):
+            return 1
+        return self.threads
+
+    def run_calls(self, fn, calls: list) -> None:
+        """fn(*args) for every args in `calls` (disjoint output tiles), on this
+        backend's pool; the calling thread runs the first share itself."""
+        if len(calls) == 1 or self.kernel_threads() <= 1:
+            for args in calls:
+                fn(*args)
+            return
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="webnn-kernels")
+        futures = [self._pool.submit(fn, *args) for args in calls[1:]]
+        fn(*calls[0])
+        for f in futures:
+            f.result()
+
+    def close(self) -> None:
+        """Stop the thread pool (the context is destroyed)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
 
     def decline(self, op_name: str, reason: str):
         """Record why a fast path declined a call; returns None for `return cpu.decline(...)`."""

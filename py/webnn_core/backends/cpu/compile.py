@@ -229,10 +229,10 @@ def prepack(nodes, library) -> list:
                 node = _copy(node, _prep=prep)
         elif name == "matmul" and _const(ins[1]) and _f32(ins[0]) and _f32(ins[1]):
             if len(ins[0].shape) == 2 and len(ins[1].shape) == 2:
-                node = _copy(node, _prep=pack_b(ins[1].value))
+                node = _copy(node, _prep=pack_b(ins[1].value, library))
         elif name == "gemm" and _const(ins[1]) and _f32(ins[0]) and _f32(ins[1]):
             b = ins[1].value
-            node = _copy(node, _prep=pack_b(b.T if node.attrs["bT"] else b))
+            node = _copy(node, _prep=pack_b(b.T if node.attrs["bT"] else b, library))
         out.append(node)
     return out
 

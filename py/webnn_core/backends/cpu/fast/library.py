@@ -30,6 +30,11 @@ SIGNATURES = {
 class Backend:
     kind = "none"
     fused_madd = False  # multiply-adds may be fused (relaxed SIMD): not bit-identical to numpy
+    # Whether several threads may call the kernels at once on disjoint outputs. ctypes
+    # releases the GIL around each call, so the native build runs tiles in parallel;
+    # the wasm module in Pyodide has one thread (docs/threads.md: the worker pool).
+    concurrent = False
+    why_single = "this kernel library runs on one thread"
 
     def describe(self) -> str:
         return self.kind
@@ -37,6 +42,8 @@ class Backend:
 
 class NativeBackend(Backend):
     kind = "native"
+    concurrent = True
+    why_single = None
 
     def __init__(self, path):
         import ctypes
@@ -65,6 +72,8 @@ class NativeBackend(Backend):
 
 class WasmBackend(Backend):
     kind = "wasm"
+    why_single = ("the kernels run on Pyodide's thread: Pyodide 0.27's memory is not shared, "
+                  "so no worker can reach its numpy buffers (docs/threads.md)")
 
     def __init__(self, exports):
         version = exports.wk_abi_version()

@@ -19,9 +19,19 @@ def round_up(n: int, m: int = NR) -> int:
     return -(-n // m) * m
 
 
-def pack_b(b: np.ndarray) -> np.ndarray:
-    """Pack a K x N matrix (any strides) into 8-column panels (flat float32)."""
+def pack_b(b: np.ndarray, backend=None) -> np.ndarray:
+    """Pack a K x N float32 matrix (any strides) into 8-column panels (flat float32).
+    With a kernel backend, by wk_pack_b straight from b's strides (at build() a
+    ResNet50's 2048x1000 logits weight takes ~80 ms through numpy's padded copy
+    and transpose in Pyodide, a few ms in the kernel); without, by numpy."""
     k, n = b.shape
+    if backend is not None:
+        if b.dtype != F32 or b.strides[0] % 4 or b.strides[1] % 4 or not b.flags.aligned:
+            b = np.ascontiguousarray(b, dtype=F32)
+        bp = np.empty(round_up(n) * k, F32)
+        backend.pack_b(k, n, b.__array_interface__["data"][0], b.strides[0] // 4, b.strides[1] // 4,
+                       bp.__array_interface__["data"][0])
+        return bp
     npad = round_up(n)
     padded = np.zeros((k, npad), F32)
     padded[:, :n] = b

@@ -20,7 +20,8 @@ import math
 
 import numpy as np
 
-from .pack import F32, PackedConv, pack_conv, round_up
+from . import tiles as tiling
+from .pack import F32, PackedConv, pack_b, pack_conv, round_up
 
 INF = math.inf
 # Below this many multiply-adds a call is not worth the FFI crossing.
@@ -70,20 +71,75 @@ def _conv_params(prep: PackedConv, attrs, shape, ldy):
 
 
 def conv2d_into(backend, prep: PackedConv, attrs, x_nhwc: np.ndarray, y: np.ndarray, lo: float, hi: float,
-                scratch=None):
+                scratch=None, cpu=None):
     """Run a packed convolution of a C-contiguous NHWC float32 `x` into `y`
     (N, OH, OW, O), whose pixel stride may exceed O (a channel slice), with
-    the kernel library `backend`. `scratch(nfloats)` gives im2col scratch."""
+    the kernel library `backend`. `scratch(nfloats)` gives im2col scratch;
+    `cpu`: the CpuBackend, whose thread pool may run it in tiles."""
     ldy = y.strides[2] // 4
     p = _conv_params(prep, attrs, x_nhwc.shape, ldy)
     bias = 0 if prep.bias is None else addr(prep.bias)
+    parts = _conv_parts(cpu, prep, p)
     if prep.kind == "dw":
-        backend.dwconv2d(addr(p), addr(x_nhwc), addr(prep.w), bias, addr(y), lo, hi)
+        args = [addr(p), addr(x_nhwc), addr(prep.w), bias, addr(y), lo, hi]
+        if parts > 1:
+            _run_tiles(cpu, backend.dwconv2d, args, _tiles(p, parts, False, 0), 1, 4, None)
+        else:
+            backend.dwconv2d(*args)
     else:
         n = int(p[17]) * prep.k
+        if parts > 1:
+            args = [addr(p), addr(x_nhwc), addr(prep.w), bias, addr(y), 0, lo, hi]
+            tiles = _tiles(p, parts, tiling.is_direct_conv(p), n)
+            _run_tiles(cpu, backend.conv2d, args, tiles, 1, 4, 5)
+            return y
         s = scratch(n) if scratch is not None else np.empty(n, F32)
         backend.conv2d(addr(p), addr(x_nhwc), addr(prep.w), bias, addr(y), addr(s), lo, hi)
     return y
+
+
+def _threads(cpu) -> int:
+    return cpu.kernel_threads() if cpu is not None else 1
+
+
+def _conv_parts(cpu, prep: PackedConv, p) -> int:
+    threads = _threads(cpu)
+    if threads <= 1:
+        return 1
+    rows = int(p[0]) * int(p[4])
+    macs = rows * int(p[5]) * prep.out_channels * (prep.kh * prep.kw if prep.kind == "dw" else prep.k)
+    if tiling.is_direct_conv(p) and prep.kind != "dw":
+        rows = int(p[0]) * int(p[4]) * int(p[5])
+    return tiling.parts_for(macs, rows, threads)
+
+
+class _Tile:
+    """One tile of a split call: its parameter block, x / y offsets in bytes and its own scratch."""
+
+    __slots__ = ("p", "dx", "dy", "scratch")
+
+    def __init__(self, p, dx, dy, scratch):
+        self.p, self.dx, self.dy, self.scratch = p, dx, dy, scratch
+
+
+def _tiles(p, parts, direct, scratch_floats) -> list:
+    return [_Tile(q, 4 * dx, 4 * dy, np.empty(scratch_floats, F32) if scratch_floats else None)
+            for q, dx, dy in tiling.window_tiles(p, parts, direct)]
+
+
+def _run_tiles(cpu, fn, args, tiles, x_index, out_index, scratch_index):
+    """Call fn once per tile (args with that tile's parameter block, offsets and
+    scratch) on the backend's thread pool, the calling thread taking a share."""
+    calls = []
+    for t in tiles:
+        a = list(args)
+        a[0] = addr(t.p)
+        a[x_index] += t.dx
+        a[out_index] += t.dy
+        if scratch_index is not None:
+            a[scratch_index] = addr(t.scratch)
+        calls.append(a)
+    cpu.run_calls(fn, calls)
 
 
 class _Plan:
@@ -93,7 +149,8 @@ class _Plan:
     producer was planned to write (then its address is known) and calls.
     Holds references to every array whose address it caches."""
 
-    __slots__ = ("backend", "fn", "args", "x_index", "x_expected", "out", "out_index", "out_shape", "keep")
+    __slots__ = ("backend", "fn", "args", "x_index", "x_expected", "out", "out_index", "out_shape", "keep",
+                 "tiles", "cpu", "scratch_index")
 
     def __call__(self, x):
         args = self.args
@@ -107,12 +164,19 @@ class _Plan:
             if args is self.args:
                 args = list(args)
             args[self.out_index] = addr(out)
-        self.fn(*args)
+        if self.tiles:
+            _run_tiles(self.cpu, self.fn, args, self.tiles, self.x_index, self.out_index, self.scratch_index)
+        else:
+            self.fn(*args)
         return out
 
 
-def _make_plan(backend, fn, args, x_index, x_expected, out, out_index, out_shape, keep) -> _Plan:
+def _make_plan(backend, fn, args, x_index, x_expected, out, out_index, out_shape, keep, tiles=None, cpu=None,
+               scratch_index=None) -> _Plan:
     plan = _Plan()
+    plan.tiles = tiles
+    plan.cpu = cpu
+    plan.scratch_index = scratch_index
     plan.backend = backend
     plan.fn = fn
     plan.args = list(args)
@@ -130,7 +194,7 @@ def _make_plan(backend, fn, args, x_index, x_expected, out, out_index, out_shape
     return plan
 
 
-def _conv_plan(backend, scratch, attrs, x_shape, lo, hi):
+def _conv_plan(cpu, backend, scratch, attrs, x_shape, lo, hi):
     """The call plan of a compiled NHWC convolution (packed weights in attrs["_prep"])."""
     prep = attrs["_prep"]
     out = attrs.get("_out")
@@ -139,13 +203,17 @@ def _conv_plan(backend, scratch, attrs, x_shape, lo, hi):
     out_shape = (x_shape[0], int(p[4]), int(p[5]), prep.out_channels)
     bias = 0 if prep.bias is None else addr(prep.bias)
     keep = [p, prep]
+    parts = _conv_parts(cpu, prep, p)
     if prep.kind == "dw":
         args = [addr(p), 0, addr(prep.w), bias, 0, lo, hi]
-        return _make_plan(backend, backend.dwconv2d, args, 1, attrs.get("_x"), out, 4, out_shape, keep)
-    s = scratch(int(p[17]) * prep.k)
+        tiles = _tiles(p, parts, False, 0) if parts > 1 else None
+        return _make_plan(backend, backend.dwconv2d, args, 1, attrs.get("_x"), out, 4, out_shape, keep, tiles, cpu)
+    n = int(p[17]) * prep.k
+    tiles = _tiles(p, parts, tiling.is_direct_conv(p), n) if parts > 1 else None
+    s = scratch(n) if tiles is None else np.empty(0, F32)
     keep.append(s)  # the plan owns its scratch even if the shared one is replaced
     args = [addr(p), 0, addr(prep.w), bias, 0, addr(s), lo, hi]
-    return _make_plan(backend, backend.conv2d, args, 1, attrs.get("_x"), out, 4, out_shape, keep)
+    return _make_plan(backend, backend.conv2d, args, 1, attrs.get("_x"), out, 4, out_shape, keep, tiles, cpu, 5)
 
 
 def _conv(cpu, name, attrs, x, w, bias, lo, hi):
@@ -161,7 +229,7 @@ def _conv(cpu, name, attrs, x, w, bias, lo, hi):
     prep = attrs.get("_prep")
     if prep is not None and nhwc:
         # A compiled node: resolve its call once, then run it.
-        plan = attrs["_plan"] = _conv_plan(backend, cpu.scratch, attrs, x.shape, lo, hi)
+        plan = attrs["_plan"] = _conv_plan(cpu, backend, cpu.scratch, attrs, x.shape, lo, hi)
         return plan(x)
     if prep is None:
         # (a depthwise filter with a channel multiplier runs as a grouped GEMM)
@@ -171,7 +239,7 @@ def _conv(cpu, name, attrs, x, w, bias, lo, hi):
     if out is None:
         p = _conv_params(prep, attrs, xn.shape, prep.out_channels)
         out = np.empty((xn.shape[0], int(p[4]), int(p[5]), prep.out_channels), F32)
-    conv2d_into(backend, prep, attrs, xn, out, lo, hi, cpu.scratch)
+    conv2d_into(backend, prep, attrs, xn, out, lo, hi, cpu.scratch, cpu)
     return out if nhwc else np.transpose(out, (0, 3, 1, 2))
 
 
@@ -186,18 +254,21 @@ def conv2d_fused(cpu, attrs, x, w, bias=None):
 # ----------------------------------------------------------------- matmul --
 def pack_b_runtime(backend, b: np.ndarray) -> np.ndarray:
     """Pack a K x N float32 view (any element strides) with the C packer."""
-    k, n = b.shape
-    if b.strides[0] % 4 or b.strides[1] % 4 or not b.flags.aligned:
-        b = np.ascontiguousarray(b)
-    bp = np.empty(round_up(n) * k, F32)
-    backend.pack_b(k, n, addr(b), b.strides[0] // 4, b.strides[1] // 4, addr(bp))
-    return bp
+    return pack_b(b, backend)
 
 
-def gemm_into(backend, a: np.ndarray, bp: np.ndarray, n: int, out: np.ndarray):
-    """out (M x N, row stride >= N) = a (M x K, C-contiguous) . packed B."""
+def gemm_into(backend, a: np.ndarray, bp: np.ndarray, n: int, out: np.ndarray, cpu=None):
+    """out (M x N, row stride >= N) = a (M x K, C-contiguous) . packed B; in row
+    tiles on `cpu`'s thread pool when it has one and the GEMM is big enough."""
     m, k = a.shape
-    backend.gemm(m, n, k, addr(a), k, addr(bp), 0, addr(out), out.strides[0] // 4, -INF, INF)
+    ldc = out.strides[0] // 4
+    parts = tiling.parts_for(m * n * k, m, _threads(cpu))
+    if parts > 1:
+        a0, c0 = addr(a), addr(out)
+        cpu.run_calls(backend.gemm, [[m1 - m0, n, k, a0 + 4 * m0 * k, k, addr(bp), 0, c0 + 4 * m0 * ldc, ldc, -INF, INF]
+                                     for m0, m1 in tiling.gemm_tiles(m, parts)])
+        return out
+    backend.gemm(m, n, k, addr(a), k, addr(bp), 0, addr(out), ldc, -INF, INF)
     return out
 
 
@@ -215,7 +286,7 @@ def matmul(cpu, attrs, a, b):
         bp = attrs.get("_prep")
         if bp is None:
             bp = pack_b_runtime(backend, b)
-        return gemm_into(backend, _c(a), bp, n, np.empty((m, n), F32))
+        return gemm_into(backend, _c(a), bp, n, np.empty((m, n), F32), cpu)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     out = np.empty(batch + (m, n), F32)
     ab = np.broadcast_to(a, batch + (m, k))
@@ -227,7 +298,7 @@ def matmul(cpu, attrs, a, b):
         bp = packs.get(key)
         if bp is None:
             bp = packs[key] = pack_b_runtime(backend, bi)
-        gemm_into(backend, _c(ab[idx]), bp, n, out[idx])
+        gemm_into(backend, _c(ab[idx]), bp, n, out[idx], cpu)
     return out
 
 
@@ -246,7 +317,7 @@ def gemm(cpu, attrs, a, b, c=None):
     bp = attrs.get("_prep")
     if bp is None:
         bp = pack_b_runtime(backend, b2)
-    y = gemm_into(backend, _c(a2), bp, n, np.empty((m, n), F32))
+    y = gemm_into(backend, _c(a2), bp, n, np.empty((m, n), F32), cpu)
     # The epilogue exactly as the reference (ops/linalg.py Gemm.compute).
     if attrs["alpha"] != 1.0:
         y = y * np.float32(attrs["alpha"])
@@ -284,13 +355,25 @@ def _pool(cpu, name, fn_name, attrs, x):
         # A compiled node: resolve its call once, then run it.
         p = _pool_params(attrs, xn.shape, out.strides[2] // 4)
         fn = getattr(backend, fn_name)
+        parts = _pool_parts(cpu, attrs, p)
+        tiles = _tiles(p, parts, False, 0) if parts > 1 else None
         plan = attrs["_plan"] = _make_plan(backend, fn, [addr(p), 0, 0], 1, attrs.get("_x"), out, 2,
-                                           (n, oh, ow, c), [p])
+                                           (n, oh, ow, c), [p], tiles, cpu)
         return plan(xn)
     out = np.empty((n, oh, ow, c), F32)
     p = _pool_params(attrs, xn.shape, c)
-    getattr(backend, fn_name)(addr(p), addr(xn), addr(out))
+    parts = _pool_parts(cpu, attrs, p)
+    if parts > 1:
+        _run_tiles(cpu, getattr(backend, fn_name), [addr(p), addr(xn), addr(out)], _tiles(p, parts, False, 0), 1, 2, None)
+    else:
+        getattr(backend, fn_name)(addr(p), addr(xn), addr(out))
     return out if nhwc else np.transpose(out, (0, 3, 1, 2))
+
+
+def _pool_parts(cpu, attrs, p) -> int:
+    kh, kw = attrs["window"]
+    rows = int(p[0]) * int(p[4])
+    return tiling.parts_for(rows * int(p[5]) * int(p[3]) * kh * kw, rows, _threads(cpu))
 
 
 def max_pool2d(cpu, attrs, x):

@@ -1,0 +1,248 @@
+"""ONNX Runtime Web on the same ONNX models three ways, in one run, in headless
+Chromium: ORT's own wasm EP on 1 thread and on N threads (N =
+navigator.hardwareConcurrency; the bench server sends COOP/COEP, so the page is
+cross-origin isolated and ORT may start its thread pool), and ORT's WebNN EP
+(deviceType "cpu") on navigator.ml = this polyfill (issue 17 item 4).
+
+    python3 tools/bench_ort.py [--runs N] [--models a,b] [--budget S] [--markdown docs/performance.md]
+    ./dev bench ort ...
+
+The models are built by tools/bench_ort/models.py with the PyPI `onnx` package
+(onnx's shipped light nets with seeded random weights, a 2-layer MLP, one
+transformer block) into .cache/ort-bench/; onnxruntime-web (pinned) is
+installed from npm into .cache/ort-web/ on first use (tools/npm_cache.py). Each
+configuration runs in a fresh browser; per model: session create, the first
+session.run, then the median and min of N session.run (fewer when --budget
+seconds pass, at least 3). Prints a markdown table; --markdown writes it between
+`<!-- bench-ort:begin -->` / `<!-- bench-ort:end -->`.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE / "bench_ort"))
+import models as ort_models  # noqa: E402
+import npm_cache  # noqa: E402
+import serve  # noqa: E402
+
+ORT_WEB_VERSION = "1.30.0"  # the newest 1.x on npm when this was written
+ORT_DIR = ROOT / ".cache" / "ort-web"
+MODEL_DIR = ROOT / ".cache" / "ort-bench"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--no-first-run"]
+
+
+def log(*args):
+    print("bench_ort:", *args, file=sys.stderr, flush=True)
+
+
+def configurations(threads: int):
+    yield "wasm1", "ORT wasm, 1 thread", "ep=wasm&threads=1"
+    yield "wasmN", f"ORT wasm, {threads} threads", f"ep=wasm&threads={threads}"
+    yield "webnn", "WebNN EP on the polyfill (cpu)", "ep=webnn"
+
+
+def run(args) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    info = ort_models.ensure(MODEL_DIR, args.models)
+    model_list = [{"name": n, **info[n]} for n in args.models]
+    srv = serve.start(mounts={**serve.default_mounts(), "/ortbench/": HERE / "bench_ort",
+                              "/ortdist/": ORT_DIR / "node_modules" / "onnxruntime-web" / "dist",
+                              "/ortmodels/": MODEL_DIR})
+    base = f"http://127.0.0.1:{srv.server_address[1]}/ortbench/ort.html"
+    results = {}
+    try:
+        with sync_playwright() as p:
+            for key, label, query in configurations(args.threads or os.cpu_count() or 2):
+                log(f"{label} ...")
+                t = time.time()
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+                try:
+                    page = browser.new_page()
+                    page.goto(f"{base}?{query}", timeout=args.page_timeout * 1000)
+                    r = page.evaluate("([m, n, b]) => runBench(m, n, b)", [model_list, args.runs, args.budget])
+                    results["version"] = browser.version
+                except Exception as e:  # one configuration failing must not sink the others
+                    r = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}", "models": {}}
+                finally:
+                    browser.close()
+                r["label"] = label
+                results[key] = r
+                log(f"  {label}: {r.get('error') or 'ok'} ({time.time() - t:.0f} s)")
+    finally:
+        srv.shutdown()
+    return results
+
+
+def fmt(ms) -> str:
+    if ms is None:
+        return "–"
+    if ms >= 100:
+        return f"{ms:,.0f}".replace(",", " ")
+    if ms >= 10:
+        return f"{ms:.1f}"
+    if ms >= 0.1:
+        return f"{ms:.2f}"
+    return f"{ms:.3f}"
+
+
+def ratio(a, b) -> str:
+    return "–" if a is None or b is None or b <= 0 else f"{a / b:.2f}×"
+
+
+def machine() -> str:
+    cpu = platform.machine()
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return f"{cpu}, {os.cpu_count()} cores; {date}; commit {commit}; load average at start {load}"
+
+
+def table(res: dict, names: list) -> str:
+    keys = ["wasm1", "wasmN", "webnn"]
+    labels = {k: res[k]["label"] for k in keys if k in res}
+    out = []
+    iso = res.get("wasmN", {}).get("crossOriginIsolated")
+    out.append(f"onnxruntime-web {ORT_WEB_VERSION} (`ort.min.js`, its jsep build: wasm EP and WebNN EP); "
+               f"headless Chromium {res.get('version')}; page cross-origin isolated: {iso}; "
+               f"navigator.hardwareConcurrency {res.get('wasmN', {}).get('hardwareConcurrency')}. "
+               f"The WebNN EP page runs ORT itself on 1 thread (nodes it does not hand to WebNN run on ORT's wasm "
+               f"kernels); the polyfill's engine start ({fmt(res.get('webnn', {}).get('engineStartMs'))} ms) is "
+               f"before any timing.\n")
+    for k in keys:
+        if res.get(k, {}).get("error"):
+            out.append(f"- {labels[k]}: **unavailable**: {res[k]['error']}")
+    out.append("")
+    out.append("The first model's session is created once before timing (ORT compiles its wasm there). "
+               "max |Δ| / max |y|: the first 64 outputs of the WebNN EP against ORT wasm on 1 thread, "
+               "relative to the largest of them (a check that both ran the same network).\n")
+    out.append("`session.run` median ms (min), and WebNN EP ÷ ORT wasm on N threads (above 1: the polyfill is slower):\n")
+    out.append("| model | " + " | ".join(labels[k] for k in keys if k in labels) +
+               " | WebNN EP / wasm 1 thread | WebNN EP / wasm N threads | max \\|Δ\\| / max \\|y\\|, WebNN EP vs wasm |")
+    out.append("|---|" + "---:|" * (len(labels) + 3))
+    for n in names:
+        cells, med = [], {}
+        for k in keys:
+            if k not in labels:
+                continue
+            m = res[k].get("models", {}).get(n, {})
+            if m.get("error") or "medianMs" not in m:
+                cells.append("error: " + str(m.get("error", "not run")).replace("|", "/")[:90])
+            else:
+                med[k] = m["medianMs"]
+                cells.append(f"{fmt(m['medianMs'])} ({fmt(m['minMs'])})")
+        diff = "–"
+        a, b = res.get("webnn", {}).get("models", {}).get(n, {}), res.get("wasm1", {}).get("models", {}).get(n, {})
+        if a.get("output") and b.get("output"):
+            scale = max(abs(y) for y in b["output"]) or 1.0
+            diff = f"{max(abs(x - y) for x, y in zip(a['output'], b['output'])) / scale:.1e}"
+        out.append(f"| {ort_models.TITLES[n]} | " + " | ".join(cells) +
+                   f" | {ratio(med.get('webnn'), med.get('wasm1'))} | {ratio(med.get('webnn'), med.get('wasmN'))} | {diff} |")
+    out.append("")
+    out.append("Session create ms (`InferenceSession.create` from the model bytes), and WebNN EP ÷ wasm 1 thread:\n")
+    out.append("| model | " + " | ".join(labels[k] for k in keys if k in labels) + " | WebNN EP / wasm 1 thread |")
+    out.append("|---|" + "---:|" * (len(labels) + 1))
+    for n in names:
+        cells, cr = [], {}
+        for k in keys:
+            if k not in labels:
+                continue
+            m = res[k].get("models", {}).get(n, {})
+            cr[k] = m.get("createMs")
+            cells.append(fmt(m.get("createMs")))
+        out.append(f"| {ort_models.TITLES[n]} | " + " | ".join(cells) + f" | {ratio(cr.get('webnn'), cr.get('wasm1'))} |")
+    out.append("")
+    rows = [(n, res.get("webnn", {}).get("models", {}).get(n, {})) for n in names]
+    if any(m.get("builder") for _, m in rows):
+        out.append("Where the WebNN EP's session create goes (ms inside the polyfill's MLGraphBuilder calls; "
+                   "the rest is ORT's own work: parsing, graph optimisation, partitioning, weight layouts):\n")
+        out.append("| model | create | constant()/input() (calls) | op calls (calls) | build() | MLContext calls | rest (ORT) |")
+        out.append("|---|---:|---:|---:|---:|---|---:|")
+        for n, m in rows:
+            b = m.get("builder")
+            if not b:
+                continue
+            ctx = b.get("context") or {}
+            ctx_ms = sum(v["ms"] for v in ctx.values())
+            rest = m["createMs"] - b["constant"] - b["ops"] - b["build"] - ctx_ms
+            calls = ", ".join(f"{k} {fmt(v['ms'])} ({v['calls']})" for k, v in sorted(ctx.items(), key=lambda kv: -kv[1]["ms"]))
+            out.append(f"| {ort_models.TITLES[n]} | {fmt(m['createMs'])} | {fmt(b['constant'])} ({b['constants']}) | "
+                       f"{fmt(b['ops'])} ({b['opCalls']}) | {fmt(b['build'])} | {calls or '–'} | {fmt(rest)} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def write_markdown(path: Path, body: str) -> None:
+    begin, end = "<!-- bench-ort:begin ", "<!-- bench-ort:end -->"
+    block = f"{begin}(generated by tools/bench_ort.py; edit outside these markers) -->\n{body}\n{end}"
+    text = path.read_text() if path.exists() else "# Performance\n"
+    if begin in text:
+        s = text.index(begin)
+        e = text.index(end, s) + len(end)
+        text = text[:s] + block + text[e:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(text)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--runs", type=int, default=10, help="session.run repeats per model (default 10)")
+    p.add_argument("--budget", type=float, default=20, help="seconds per model after which repeats stop (>= 3 runs)")
+    p.add_argument("--models", default=",".join(ort_models.MODELS))
+    p.add_argument("--threads", type=int, default=0, help="N of the N-thread wasm row (default: the CPU count)")
+    p.add_argument("--page-timeout", type=int, default=900)
+    p.add_argument("--json", type=Path, default=ROOT / "test-results" / "bench_ort.json")
+    p.add_argument("--markdown", type=Path)
+    args = p.parse_args(argv)
+    args.models = [m for m in args.models.split(",") if m]
+    unknown = set(args.models) - set(ort_models.MODELS)
+    if unknown:
+        p.error(f"unknown models: {', '.join(sorted(unknown))} (known: {', '.join(ort_models.MODELS)})")
+    if not (ROOT / "dist" / "webnn-polyfill.js").exists():
+        print("bench_ort: dist/ is not built: run ./dev build first", file=sys.stderr)
+        return 2
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        print("bench_ort: the PyPI `onnx` package is missing (./dev setup installs it)", file=sys.stderr)
+        return 2
+    problem = npm_cache.ensure(ORT_DIR, {"onnxruntime-web": ORT_WEB_VERSION}, "onnxruntime-web for tools/bench_ort.py")
+    if problem:
+        print(f"bench_ort: {problem}", file=sys.stderr)
+        return 2
+    head = machine()
+    res = run(args)
+    cmd = "python3 tools/bench_ort.py" + ("" if argv is None and len(sys.argv) < 2 else " " + " ".join(
+        argv if argv is not None else sys.argv[1:]))
+    body = f"Command: `{cmd}`\n\nMachine: {head}\n\n" + table(res, args.models)
+    print(body)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(res, indent=1) + "\n")
+    if args.markdown:
+        write_markdown(args.markdown, body)
+        log(f"wrote {args.markdown}")
+    return 0 if not res.get("webnn", {}).get("error") else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
