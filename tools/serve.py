@@ -28,8 +28,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def default_mounts() -> dict:
     models = Path(os.environ.get("WEBNN_MODELS", ROOT.parent / "shared" / "models"))
-    return {"/dist/": ROOT / "dist", "/models/": models, "/generated/": ROOT / ".cache" / "gallery",
-            "/vendor/": ROOT / ".cache" / "node" / "node_modules", "/": ROOT / "web"}
+    mounts = {"/dist/": ROOT / "dist", "/models/": models, "/generated/": ROOT / ".cache" / "gallery",
+              "/vendor/": ROOT / ".cache" / "node" / "node_modules", "/": ROOT / "web"}
+    # onnxruntime-web for the gallery's ONNX Runtime Web card: the newest one tools/ort_web.py
+    # installed (./dev serve asks it to); without one, the card says how to get it.
+    orts = sorted((ROOT / ".cache" / "node-ort").glob("*/node_modules/onnxruntime-web/dist"),
+                  key=lambda d: tuple(int(x) for x in d.parents[2].name.split(".") if x.isdigit()))
+    if orts:
+        mounts["/ort/"] = orts[-1]
+    return mounts
 
 
 class Handler(http.server.SimpleHTTPRequestHandler):

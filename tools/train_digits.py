@@ -13,6 +13,10 @@ at /generated/ by tools/serve.py):
   samples   held-out test images (8x8, 0..16) with the true label and scikit-learn's own
             predict_proba / predict, the page's reference
   accuracy  scikit-learn's accuracy on the held-out split
+and, when the `onnx` package is installed (requirements-dev.txt), the same network as an
+ONNX model, DIR/digits-mlp.onnx (input "pixels" [1, 64] 0..16, output "probabilities"
+[1, 10]), which the gallery's ONNX Runtime Web card (web/ort.html) runs through ORT's
+WebNN execution provider.
 """
 from __future__ import annotations
 
@@ -73,16 +77,45 @@ def export(clf, x_test, y_test) -> dict:
     }
 
 
+def onnx_model(data: dict) -> bytes | None:
+    """The exported network as ONNX bytes (Mul 1/16, MatMul, Add, Relu, MatMul, Add, Softmax), or
+    None without the onnx package."""
+    try:
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        return None
+    h = data["hidden"]
+    inits = [numpy_helper.from_array(np.asarray(v, np.float32).reshape(shape), name) for name, v, shape in (
+        ("scale", [1 / 16], [1]), ("w1", data["w1"], [64, h]), ("b1", data["b1"], [h]),
+        ("w2", data["w2"], [h, 10]), ("b2", data["b2"], [10]))]
+    nodes = [helper.make_node("Mul", ["pixels", "scale"], ["x"]),
+             helper.make_node("MatMul", ["x", "w1"], ["h0"]), helper.make_node("Add", ["h0", "b1"], ["h1"]),
+             helper.make_node("Relu", ["h1"], ["h"]),
+             helper.make_node("MatMul", ["h", "w2"], ["l0"]), helper.make_node("Add", ["l0", "b2"], ["logits"]),
+             helper.make_node("Softmax", ["logits"], ["probabilities"], axis=-1)]
+    graph = helper.make_graph(nodes, "digits_mlp", [helper.make_tensor_value_info("pixels", TensorProto.FLOAT, [1, 64])],
+                              [helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [1, 10])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="tools/train_digits.py")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model.SerializeToString()
+
+
 def build(out: Path = DEFAULT_OUT) -> Path:
-    """Train and write out/digits-mlp.json unless it is already there for this script."""
+    """Train and write out/digits-mlp.json (and .onnx) unless they are already there for this script."""
     out.mkdir(parents=True, exist_ok=True)
     target = out / FILE
+    target_onnx = out / FILE.replace(".json", ".onnx")
     import sklearn
 
     stamp = hashlib.sha256(Path(__file__).read_bytes() + sklearn.__version__.encode()).hexdigest()[:16]
     if target.exists():
         try:
-            if json.loads(target.read_text()).get("stamp") == stamp:
+            data = json.loads(target.read_text())
+            if data.get("stamp") == stamp:
+                if not target_onnx.exists() and (model := onnx_model(data)):
+                    target_onnx.write_bytes(model)
                 return target
         except ValueError:
             pass
@@ -90,6 +123,9 @@ def build(out: Path = DEFAULT_OUT) -> Path:
     data["stamp"] = stamp
     data["sklearn"] = sklearn.__version__
     target.write_text(json.dumps(data))
+    model = onnx_model(data)
+    if model:
+        target_onnx.write_bytes(model)
     print(f"train_digits: {target.relative_to(ROOT) if out.is_relative_to(ROOT) else target} "
           f"(held-out accuracy {data['accuracy']:.3f})", file=sys.stderr)
     return target
