@@ -399,12 +399,61 @@ def style_transfer(run: Runner) -> Result:
     return res
 
 
+def denoised_audio(run: Runner, sample: str, audio: str, fast: bool):
+    """The WAV the sample offers as its denoised audio, as float samples; and its alerts."""
+    context, page = run.open(f"/{sample}/index.html" + ("" if fast else "?harness-fast=0"))
+    try:
+        run.click_radio(page, "#webnn_cpu")
+        page.wait_for_function("/ready/i.test(document.querySelector('#info').textContent)"
+                               " || document.querySelector('.alert-warning') !== null")
+        if not page.evaluate("/ready/i.test(document.querySelector('#info').textContent)"):
+            return None, run.alerts(page), page.errors[:5]
+        page.evaluate("(id) => document.getElementById(id).click()", audio)  # an item of the sample's menu
+        page.wait_for_function("document.querySelector('#denoised-audio').src.startsWith('blob:')"
+                               " || document.querySelector('.alert-warning') !== null")
+        wav = page.evaluate("""async () => {
+            const b = new Uint8Array(await (await fetch(document.querySelector('#denoised-audio').src)).arrayBuffer());
+            let s = ''; for (let i = 0; i < b.length; i += 8192) s += String.fromCharCode(...b.subarray(i, i + 8192));
+            return btoa(s);
+        }""")
+        import io
+        import wave
+
+        with wave.open(io.BytesIO(base64.b64decode(wav))) as w:
+            data = np.frombuffer(w.readframes(w.getnframes()), "<i2").astype(np.float64) / 32768
+        return data, run.alerts(page), page.errors[:5]
+    finally:
+        context.close()
+
+
+def denoise(run: Runner, sample: str, variant: str, audio: str) -> Result:
+    t0 = time.time()
+    res = Result(sample, variant, reference="the same sample on the numpy reference kernels (fastPaths off): "
+                                            "the two denoised WAVs agree to ≥ 40 dB SNR; output not silent")
+    fast, res.detail, res.errors = denoised_audio(run, sample, audio, True)
+    slow, detail2, errors2 = denoised_audio(run, sample, audio, False) if fast is not None else (None, "", [])
+    res.errors += errors2
+    res.detail = " | ".join(x for x in (res.detail, detail2) if x)
+    res.seconds = time.time() - t0
+    if fast is None or slow is None or len(fast) != len(slow):
+        res.got = "no output" if fast is None or slow is None else f"lengths differ: {len(fast)} vs {len(slow)}"
+        return res
+    noise = np.sqrt(np.mean((fast - slow) ** 2))
+    signal = np.sqrt(np.mean(slow ** 2))
+    snr = 20 * np.log10(signal / max(noise, 1e-12))
+    res.got = f"{len(fast)} samples, RMS {signal:.4f}, SNR vs reference {snr:.1f} dB"
+    res.ok = snr >= 40 and signal > 1e-3
+    return res
+
+
 SAMPLES = {
     "image_classification": lambda run: [image_classification(run, "nhwc", "squeezenet", "lesser panda"),
                                          image_classification(run, "nchw", "squeezenet", "lesser panda")],
     "lenet": lambda run: [lenet(run)],
     "semantic_segmentation": semantic_segmentation,
     "style_transfer": lambda run: [style_transfer(run)],
+    "nsnet2": lambda run: [denoise(run, "nsnet2", "NSNet2 (car noise, 15 dB)", "car")],
+    "rnnoise": lambda run: [denoise(run, "rnnoise", "RNNoise (background noise 1)", "voice1")],
 }
 
 # Left out, and why (docs/clients.md carries the same list).
