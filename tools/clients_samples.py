@@ -55,15 +55,19 @@ TIMEOUT_MS = int(os.environ.get("WEBNN_SAMPLES_TIMEOUT_MS", 900_000))
 
 # The npm releases of what the samples load from CDNs (the versions their pages name).
 VENDOR_PACKAGES = {"jquery": "3.5.1", "bootstrap": "4.5.2", "popper.js": "1.16.1", "mnist": "1.1.0",
-                   "@tensorflow/tfjs": "4.13.0", "@jaames/iro": "5.5.2"}
-# CDN URL (regex) -> file under .cache/samples-vendor/node_modules/
+                   "@tensorflow/tfjs": "4.13.0", "@jaames/iro": "5.5.2", "webidl2": "24.4.1"}
+# CDN URL (regex) -> file under .cache/samples-vendor/node_modules/ (\1: the regex's group)
 CDN = [
     (r"https://code\.jquery\.com/jquery-3\.5\.1\.slim\.min\.js", "jquery/dist/jquery.slim.min.js"),
     (r"https://cdn\.jsdelivr\.net/npm/popper\.js@1\.16\.1/dist/umd/popper\.min\.js", "popper.js/dist/umd/popper.min.js"),
     (r"https://stackpath\.bootstrapcdn\.com/bootstrap/4\.5\.2/js/bootstrap\.min\.js", "bootstrap/dist/js/bootstrap.min.js"),
     (r"https://stackpath\.bootstrapcdn\.com/bootstrap/4\.5\.2/css/bootstrap\.min\.css", "bootstrap/dist/css/bootstrap.min.css"),
     (r"https://cdn\.jsdelivr\.net/npm/@tensorflow/tfjs@4\.13\.0/dist/tf\.min\.js", "@tensorflow/tfjs/dist/tf.min.js"),
+    # the code editor names no version (no integrity hash either): the same release
+    (r"https://cdn\.jsdelivr\.net/npm/@tensorflow/tfjs/dist/tf\.min\.js", "@tensorflow/tfjs/dist/tf.min.js"),
     (r"https://cdn\.jsdelivr\.net/npm/@jaames/iro@5$", "@jaames/iro/dist/iro.min.js"),
+    # NNotepad imports webidl2 as ES modules (index.js, then its lib/ files)
+    (r"https://cdn\.jsdelivr\.net/npm/webidl2@24\.4\.1/([\w./-]+\.js)$", r"webidl2/\1"),
 ]
 # Files of the samples that a shallow snapshot may lack, and their npm originals.
 FALLBACKS = {"/lenet/libs/mnist.js": "mnist/dist/mnist.js"}
@@ -169,14 +173,16 @@ def start_server(samples: Path, test_data: Path, vendor: Path, port: int = 0):
 # --- the browser ---
 
 def route_cdn(context, vendor: Path, blocked: list):
-    table = [(re.compile(rx), vendor / rel) for rx, rel in CDN]
+    table = [(re.compile(rx), rel) for rx, rel in CDN]
 
     def handle(route):
         url = route.request.url
         if url.startswith("http://127.0.0.1:"):
             return route.continue_()
-        for rx, file in table:
-            if rx.match(url.split("?")[0]) and file.exists():
+        for rx, rel in table:
+            m = rx.match(url.split("?")[0])
+            file = vendor / m.expand(rel) if m else None
+            if file and file.is_file() and vendor.resolve() in file.resolve().parents:
                 return route.fulfill(path=str(file), content_type=TYPES.get(file.suffix, "application/octet-stream"),
                                      headers={"Access-Control-Allow-Origin": "*",
                                               "Cross-Origin-Resource-Policy": "cross-origin"})
@@ -199,8 +205,8 @@ class Result:
 
 
 class Runner:
-    def __init__(self, browser, base: str, vendor: Path):
-        self.browser, self.base, self.vendor = browser, base, vendor
+    def __init__(self, browser, base: str, vendor: Path, samples: Path):
+        self.browser, self.base, self.vendor, self.samples = browser, base, vendor, samples
 
     def open(self, path: str):
         context = self.browser.new_context(viewport={"width": 1280, "height": 1000})
@@ -446,6 +452,62 @@ def denoise(run: Runner, sample: str, variant: str, audio: str) -> Result:
     return res
 
 
+CODE_EXAMPLES = {
+    # example: (what it computes, expected values in float32, computed here with numpy)
+    "mul_add.js": ("C = 0.2 * A + B, A = 1, B = 0.8 ([2, 2], cpu)",
+                   np.float32(0.2) * np.ones(4, np.float32) + np.full(4, 0.8, np.float32)),
+    "simple_graph.js": ("(0.5 + 1) * (0.5 + 1) ([1, 2, 2, 2], low-power)",
+                        (np.float32(0.5) + np.ones(8, np.float32)) * (np.float32(0.5) + np.ones(8, np.float32))),
+    "matmul.js": ("matmul(ones[3, 4], 0.8 [4, 3]) on the gpu device (WebGPU)",
+                  (np.ones((3, 4), np.float32) @ np.full((4, 3), 0.8, np.float32)).ravel()),
+}
+
+
+def code_editor(run: Runner) -> list:
+    results = []
+    for example, (what, want) in CODE_EXAMPLES.items():
+        t0 = time.time()
+        res = Result("code", f"code editor: {example}", reference=f"{what}: numpy float32, to 1e-6")
+        context, page = run.open(f"/code/index.html?example={example}")
+        try:
+            page.wait_for_function("document.querySelector('.CodeMirror') && document.querySelector('.CodeMirror')"
+                                   ".CodeMirror.getValue().includes('createContext')")
+            page.click("#run")
+            page.wait_for_function("/value/i.test(document.querySelector('#console-log').textContent)"
+                                   " || /error/i.test(document.querySelector('#console-log').textContent)")
+            page.wait_for_timeout(200)
+            text = page.inner_text("#console-log").strip()
+            nums = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", text.split(":", 1)[-1])]
+            res.got = text.splitlines()[-1][:160] if text else "(nothing logged)"
+            res.ok = len(nums) == len(want) and bool(np.allclose(nums, want, rtol=1e-6, atol=1e-6))
+            res.detail = run.alerts(page)
+        finally:
+            res.errors = page.errors[:5]
+            res.seconds = time.time() - t0
+            context.close()
+        results.append(res)
+    return results
+
+
+def nnotepad(run: Runner, samples: Path) -> Result:
+    tests = (samples / "nnotepad" / "js" / "tests.js").read_text()
+    total = len(re.findall(r"^\s*await test(?:Throws)?\(", tests, re.M))  # not the commented-out ones
+    res = Result("nnotepad", "NNotepad's own test page (tests.html)",
+                 reference=f"the expectations written in nnotepad/js/tests.js: all {total} pass")
+    context, page = run.open("/nnotepad/tests.html")
+    try:
+        counts = "[...document.querySelectorAll('.counts')].map(e => (e.innerText.match(/\\d+/g) || [0, 0]).map(Number))"
+        page.wait_for_function(f"{counts}.reduce((n, [p, f]) => n + p + f, 0) >= {total}")
+        passed, failed = (sum(x) for x in zip(*page.evaluate(counts)))
+        failures = [t.strip() for t in page.locator(".failure").all_inner_texts()]
+        res.got = f"{passed} pass, {failed} fail" + (f": {'; '.join(failures)[:400]}" if failures else "")
+        res.ok = failed == 0 and passed == total
+    finally:
+        res.errors = page.errors[:5]
+        context.close()
+    return res
+
+
 SAMPLES = {
     "image_classification": lambda run: [image_classification(run, "nhwc", "squeezenet", "lesser panda"),
                                          image_classification(run, "nchw", "squeezenet", "lesser panda")],
@@ -454,6 +516,8 @@ SAMPLES = {
     "style_transfer": lambda run: [style_transfer(run)],
     "nsnet2": lambda run: [denoise(run, "nsnet2", "NSNet2 (car noise, 15 dB)", "car")],
     "rnnoise": lambda run: [denoise(run, "rnnoise", "RNNoise (background noise 1)", "voice1")],
+    "code": code_editor,
+    "nnotepad": lambda run: [nnotepad(run, run.samples)],
 }
 
 # Left out, and why (docs/clients.md carries the same list).
@@ -474,9 +538,11 @@ def run_all(samples: Path, test_data: Path, only: list | None = None, out=sys.st
     results = []
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-background-networking",
-                                                                        "--disable-component-update", "--no-first-run"])
-            run = Runner(browser, base, vendor)
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+                "--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run",
+                # the gpu device (WebGPU, software adapter) for the samples that ask for it
+                "--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader"])
+            run = Runner(browser, base, vendor, samples)
             for name, driver in SAMPLES.items():
                 if only and name not in only:
                     continue
