@@ -216,7 +216,9 @@ class Runner:
         page.set_default_timeout(TIMEOUT_MS)
         page.errors = []
         page.on("pageerror", lambda e: page.errors.append(f"pageerror: {e}"))
-        page.on("console", lambda m: page.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
+        page.logs = []
+        page.on("console", lambda m: page.errors.append(f"console.{m.type}: {m.text}") if m.type == "error"
+                else page.logs.append(m.text))
         page.goto(self.base + path)
         page.wait_for_function("self.__samplesHarness !== undefined", timeout=60_000)
         err = page.evaluate("self.__samplesHarness.error || ''")
@@ -252,21 +254,27 @@ class Runner:
 
 # Drivers: each returns a list of Results.
 
-def image_classification(run: Runner, layout: str, model: str, expect: str) -> Result:
-    res = Result("image_classification", f"{model} {layout.upper()}", reference=f"top-1 “{expect}” (the photo's label)")
+def image_classification(run: Runner, layout: str, model: str, expect: str, dtype: str = "float32") -> Result:
+    res = Result("image_classification", f"{model} {layout.upper()}" + ("" if dtype == "float32" else f" {dtype}"),
+                 reference=f"top-1 “{expect}” (the photo's label)")
+    t0 = time.time()
     context, page = run.open(f"/image_classification/index.html?harness-layout={layout}")
     try:
         page.wait_for_function("document.querySelector('#cpu').checked")
+        if dtype != "float32":
+            run.click_radio(page, f"#{dtype}")
         page.wait_for_function(f"!document.querySelector('#{model}').closest('label').hidden"
                                f" && getComputedStyle(document.querySelector('#{model}').closest('label')).display !== 'none'")
         run.click_radio(page, f"#{model}")
         page.wait_for_function("document.querySelector('#label0').textContent.trim() !== ''"
                                " || document.querySelector('.alert-warning') !== null")
-        res.got = f"{page.inner_text('#label0').strip()} ({page.inner_text('#prob0').strip()})"
-        res.ok = expect in page.inner_text("#label0")
+        ran = [line.strip("- ") for line in page.logs if line.startswith("- Model:")]
+        res.got = f"{page.inner_text('#label0').strip()} ({page.inner_text('#prob0').strip()})" + (f"; {ran[-1]}" if ran else "")
+        res.ok = expect in page.inner_text("#label0") and bool(ran) and f"{layout} - {dtype}" in ran[-1]
         res.detail = run.alerts(page)
     finally:
         res.errors = page.errors[:5]
+        res.seconds = time.time() - t0
         context.close()
     return res
 
@@ -509,8 +517,8 @@ def nnotepad(run: Runner, samples: Path) -> Result:
 
 
 SAMPLES = {
-    "image_classification": lambda run: [image_classification(run, "nhwc", "squeezenet", "lesser panda"),
-                                         image_classification(run, "nchw", "squeezenet", "lesser panda")],
+    "image_classification": lambda run: [image_classification(run, layout, "squeezenet", "lesser panda", dtype)
+                                         for dtype in ("float32", "float16") for layout in ("nhwc", "nchw")],
     "lenet": lambda run: [lenet(run)],
     "semantic_segmentation": semantic_segmentation,
     "style_transfer": lambda run: [style_transfer(run)],
