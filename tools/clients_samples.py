@@ -279,31 +279,41 @@ def image_classification(run: Runner, layout: str, model: str, expect: str, dtyp
     return res
 
 
+LENET_PER_DIGIT = 3  # the first 3 samples of each digit in the sample's own mnist.js: 30 digits
+
+
 def lenet(run: Runner) -> Result:
-    res = Result("lenet", "LeNet (MNIST digits 0-9)", reference="each digit's MNIST label; all 10 right")
+    n = 10 * LENET_PER_DIGIT
+    res = Result("lenet", f"LeNet ({n} MNIST digits)",
+                 reference=f"each digit's MNIST label; at least {n - 1} of {n} right (LeNet's accuracy is about 99 %)")
+    t0 = time.time()
     context, page = run.open("/lenet/index.html")
     try:
         run.click_radio(page, "#webnn_cpu")
         page.wait_for_function("!document.querySelector('#predict').disabled || document.querySelector('.alert-warning') !== null")
-        got = []
+        wrong = []
         for digit in range(10):
-            # Draw a digit of the sample's own MNIST set, as its "Next" button does.
-            page.evaluate("""(n) => {
-                const small = Object.assign(document.createElement('canvas'), {width: 28, height: 28});
-                mnist.draw(mnist[n].get(), small.getContext('2d'));
-                const c = document.querySelector('#visual_canvas');
-                c.getContext('2d').drawImage(small, 0, 0, c.width, c.height);
-                document.querySelector('#label0').textContent = '';
-            }""", digit)
-            page.click("#predict")
-            page.wait_for_function("document.querySelector('#label0').textContent.trim() !== '' || document.querySelector('.alert-warning') !== null")
-            got.append(page.inner_text("#label0").strip())
-        right = sum(g == str(d) for d, g in enumerate(got))
-        res.got = f"{right}/10 right ({' '.join(got)})"
-        res.ok = right == 10
+            for which in range(LENET_PER_DIGIT):
+                # Draw a digit of the sample's own MNIST set, as its "Next" button does.
+                page.evaluate("""([n, which]) => {
+                    const small = Object.assign(document.createElement('canvas'), {width: 28, height: 28});
+                    mnist.draw(mnist[n].get(which), small.getContext('2d'));
+                    const c = document.querySelector('#visual_canvas');
+                    c.getContext('2d').drawImage(small, 0, 0, c.width, c.height);
+                    document.querySelector('#label0').textContent = '';
+                }""", [digit, which])
+                page.click("#predict")
+                page.wait_for_function("document.querySelector('#label0').textContent.trim() !== ''"
+                                       " || document.querySelector('.alert-warning') !== null")
+                got = page.inner_text("#label0").strip()
+                if got != str(digit):
+                    wrong.append(f"mnist[{digit}].get({which}) -> {got or 'nothing'}")
+        res.got = f"{n - len(wrong)}/{n} right" + (f" (wrong: {', '.join(wrong)})" if wrong else "")
+        res.ok = len(wrong) <= 1
         res.detail = run.alerts(page)
     finally:
         res.errors = page.errors[:5]
+        res.seconds = time.time() - t0
         context.close()
     return res
 
