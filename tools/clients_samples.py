@@ -547,18 +547,21 @@ LEFT_OUT = {
 }
 
 
-def run_all(samples: Path, test_data: Path, only: list | None = None, out=sys.stdout) -> list:
+def run_all(samples: Path, test_data: Path, only: list | None = None, out=sys.stdout, playwright=None) -> list:
+    """Run the drivers; `playwright`: a running sync Playwright to reuse (pytest's), else one of its own."""
     check_dirs(samples, test_data)
     if not (ROOT / "dist" / "webnn-polyfill.js").exists():
         raise SetupError("dist/ is not built (./dev build)")
     vendor = ensure_vendor()
+    import contextlib
+
     from playwright.sync_api import sync_playwright
 
     srv = start_server(samples, test_data, vendor)
     base = f"http://127.0.0.1:{srv.server_address[1]}"
     results = []
     try:
-        with sync_playwright() as p:
+        with (contextlib.nullcontext(playwright) if playwright else sync_playwright()) as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=[
                 "--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run",
                 # the gpu device (WebGPU, software adapter) for the samples that ask for it

@@ -38,11 +38,12 @@ def test_injection_puts_the_polyfill_before_every_sample_script():
 
 @pytest.mark.browser
 @pytest.mark.slow
-def test_lenet_and_squeezenet_samples_give_the_reference_results():
+def test_lenet_and_squeezenet_samples_give_the_reference_results(request):
     needs_samples()
     log = io.StringIO()
     results = clients_samples.run_all(clients_samples.DEFAULT_SAMPLES, clients_samples.DEFAULT_TEST_DATA,
-                                      only=["lenet", "image_classification"], out=log)
+                                      only=["lenet", "image_classification"], out=log,
+                                      playwright=request.getfixturevalue("playwright"))
     assert {(r.sample, r.variant) for r in results} >= {("lenet", "LeNet (30 MNIST digits)"),
                                                          ("image_classification", "squeezenet NHWC"),
                                                          ("image_classification", "squeezenet NCHW")}
