@@ -106,6 +106,24 @@ def test_output_sizes_select_floor_or_ceil_and_keep_padding():
             np.testing.assert_allclose(y, naive_pool(kind, x, (4, 4), (1, 1, 1, 1), (2, 2), ceil=ceil), rtol=1e-5)
 
 
+def test_output_sizes_round_both_dimensions_the_same_way():
+    # SPEC pool2d: "If neither outputHeight equals floor(h) and outputWidth equals floor(w), nor
+    # both equal ceil, throw a TypeError". 7x8, window 4, padding 1, stride 2: height floor 3 /
+    # ceil 4, width floor 4 / ceil 4 (exact), so [3, 4] and [4, 4] are valid, and with a 7x7
+    # input [3, 4] mixes floor and ceil.
+    ctx = Context()
+    b = ctx.graph_builder()
+    opts = dict(windowDimensions=[4, 4], padding=[1, 1, 1, 1], strides=[2, 2])
+    x78 = b.input("a", {"dataType": "float32", "shape": [1, 1, 7, 8]})
+    assert b.maxPool2d(x78, outputSizes=[3, 4], **opts).shape == (1, 1, 3, 4)
+    assert b.maxPool2d(x78, outputSizes=[4, 4], **opts).shape == (1, 1, 4, 4)
+    x77 = b.input("b", {"dataType": "float32", "shape": [1, 1, 7, 7]})
+    for kind in KINDS:
+        for mixed in ([3, 4], [4, 3]):
+            with pytest.raises(WebNNTypeError, match="outputSizes"):
+                getattr(b, kind)(x77, outputSizes=mixed, **opts)
+
+
 def test_max_pool_integer_and_float16():
     x = RNG.integers(-100, 100, (1, 2, 5, 5)).astype(np.int8)
     y = run(lambda b, xo: b.maxPool2d(xo, windowDimensions=[3, 3], padding=[1, 1, 1, 1]), "int8", x)

@@ -8,7 +8,8 @@
 // budget=S (stop repeating a measurement after S seconds, once it has 3 runs:
 // TF.js's cpu backend takes tens of seconds per SqueezeNet inference).
 import { MODELS, createClassifier, median, yieldTask, INPUT_SHAPE } from '../lib/models.js';
-import { fetchImageTensor, topK, fetchLabels } from '../lib/image.js';
+import { imageToTensor, topK, fetchLabels } from '../lib/image.js';
+import { resolveWeights } from '../lib/weights.js';
 import { seededRandom } from '../lib/mobilenetv2.js';
 import { TF_MODELS } from '../lib/tfjs-models.js';
 import { $, Status, fmtMs, showError, carryQuery } from '../lib/ui.js';
@@ -195,7 +196,7 @@ async function runPolyfill(input, labels) {
   result.profile = {};
   for (const id of MODEL_IDS) {
     status.show(`${MODELS[id].title}: weights + build…`);
-    const c = await createClassifier(id, { deviceType: 'cpu', weightsBase: cfg.weightsBase });
+    const c = await createClassifier(id, { deviceType: 'cpu', weights: await resolveWeights(cfg, MODELS[id].probe) });
     status.show(`${MODELS[id].title}: ${RUNS} inferences…`);
     const r = await c.run(input, RUNS, () => {}, BUDGET_MS);
     result.models[id] = {
@@ -310,7 +311,7 @@ async function runTfjs(input, labels) {
   for (const id of MODEL_IDS) {
     status.show(`${MODELS[id].title}: weights…`);
     let t = now();
-    const weights = await MODELS[id].load(cfg.weightsBase + MODELS[id].dir);
+    const weights = await MODELS[id].load((await resolveWeights(cfg, MODELS[id].probe)).url(MODELS[id].dir));
     const weightsMs = now() - t;
     t = now();
     const model = TF_MODELS[id](tf, weights);
@@ -378,8 +379,9 @@ function render(r) {
 
 if (ENGINE) {
   window.benchResult = (async () => {
-    const input = await fetchImageTensor(`${cfg.weightsBase}test.jpg`);
-    const labels = await fetchLabels(`${cfg.weightsBase}labels1001.txt`);
+    const source = await resolveWeights(cfg, MODELS.squeezenet.probe);  // /models/, else the public copy
+    const input = await imageToTensor(await (await source.fetch('test.jpg')).blob());
+    const labels = await fetchLabels(source.url('labels1001.txt'));
     const r = ENGINE === 'polyfill' ? await runPolyfill(input, labels) : await runTfjs(input, labels);
     r.userAgent = navigator.userAgent;
     r.hardwareConcurrency = navigator.hardwareConcurrency;

@@ -26,17 +26,18 @@ class Pool2d(Op):
         dilations = check_pair(dilations, "dilations", (1, 1))
         if outputSizes is not None:
             check(len(outputSizes) == 2, "outputSizes must have 2 entries")
-        sizes = []
+        floor_sizes, ceil_sizes = [], []
         for axis, size in enumerate((h, w)):
             args = (size, window[axis], strides[axis], dilations[axis], padding[2 * axis], padding[2 * axis + 1])
-            floor_size = output_size(*args, ceil=False)
-            ceil_size = output_size(*args, ceil=True)
-            if outputSizes is None:
-                sizes.append(ceil_size if outputShapeRounding == "ceil" else floor_size)
-            else:
-                check(outputSizes[axis] in (floor_size, ceil_size),
-                      f"outputSizes[{axis}] = {outputSizes[axis]} must be {floor_size} or {ceil_size}")
-                sizes.append(outputSizes[axis])
+            floor_sizes.append(output_size(*args, ceil=False))
+            ceil_sizes.append(output_size(*args, ceil=True))
+        if outputSizes is None:
+            sizes = ceil_sizes if outputShapeRounding == "ceil" else floor_sizes
+        else:
+            # SPEC: both dimensions rounded the same way (floor, floor) or (ceil, ceil), not mixed.
+            sizes = [int(v) for v in outputSizes]
+            check(sizes in (floor_sizes, ceil_sizes),
+                  f"outputSizes {sizes} must be the floor-rounded {floor_sizes} or the ceil-rounded {ceil_sizes}")
         shape = (n, c, sizes[0], sizes[1]) if layout == "nchw" else (n, sizes[0], sizes[1], c)
         attrs = {"window": window, "padding": padding, "strides": strides, "dilations": dilations,
                  "layout": layout, "out_hw": tuple(sizes)}
