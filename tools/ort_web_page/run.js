@@ -35,17 +35,16 @@
     const bytes = fromB64(data);
     const T = TYPED[type];
     if (!T) throw new Error(`input type ${type} not handled by the page`);
-    const copy = new Uint8Array(bytes.length); copy.set(bytes);
-    return new ort.Tensor(type, new T(copy.buffer, 0, bytes.length / T.BYTES_PER_ELEMENT), dims);
+    return new ort.Tensor(type, new T(bytes.buffer, 0, bytes.length / T.BYTES_PER_ELEMENT), dims);
   };
 
-  // One case; a case that takes longer than job.timeoutMs answers {timedOut} (the driver then
-  // starts a fresh page) instead of hanging the run.
+  // One case; a case that takes longer than job.timeoutMs answers an error (the driver then
+  // starts a fresh tab) instead of hanging the run.
   window.ortRun = (job) => {
     let timer;
     const timeout = new Promise((resolve) => {
-      timer = setTimeout(() => resolve({ error: `timed out after ${job.timeoutMs} ms`, timedOut: true,
-        builds: 0, dispatches: 0, log: logLines.slice(0, 400) }), job.timeoutMs || 60000);
+      timer = setTimeout(() => resolve({ error: `timed out after ${job.timeoutMs} ms`,
+        builds: 0, dispatches: 0, log: [] }), job.timeoutMs || 60000);
     });
     return Promise.race([runJob(job), timeout]).finally(() => clearTimeout(timer));
   };
