@@ -6,6 +6,8 @@ import { SCRIPT_URL } from './build_info.js';
 
 export const CONFIG = Object.assign(
   { runtimeBase: null, replaceNative: false, debug: false, fastPaths: true,
+    // webgpu: false keeps gpu contexts on the cpu kernels even where WebGPU works.
+    webgpu: true,
     // startup.js: engine snapshots (Cache Storage; buildSnapshot: the one served
     // beside the runtime), fetching the runtime at script load, progress callback.
     snapshot: true, buildSnapshot: true, prefetch: true, onProgress: null },

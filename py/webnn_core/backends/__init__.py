@@ -6,8 +6,8 @@ switch, cache and buffer lives in that instance, so two contexts in one page
 never share state.
 
     cpu     numpy reference kernels + the SIMD wasm fast paths (cpu/)
-    webgpu  the skeleton of the WGSL backend; runs on its own cpu fallback
-            until its kernels land (webgpu/)
+    webgpu  WGSL plans executed by the JS shim on a GPUDevice; graphs
+            with ops it has no kernel for run on its cpu fallback (webgpu/)
 
 Dependencies run one way: context -> backends -> graph IR, op registry,
 dtypes, errors. Nothing below imports a backend.
@@ -28,7 +28,9 @@ def create_backend(device_type: str, options: dict | None = None, gpu_device=Non
       backend    "cpu" | "webgpu" (default: by deviceType)
       fastPaths  False: numpy reference kernels only (cpu and the fallback)
       layoutPass False: NCHW conv/pool chains are not moved to NHWC at build()
-                 (for measuring what the pass saves)."""
+                 (for measuring what the pass saves)
+      webgpu     what the JS shim found for a gpu context: {"token", "adapter"}
+                 when it holds a GPUDevice, {"reason"} when not."""
     options = dict(options or {})
     name = options.get("backend") or DEVICE_BACKENDS[device_type]
     if name not in BACKENDS:
@@ -36,7 +38,8 @@ def create_backend(device_type: str, options: dict | None = None, gpu_device=Non
     fast_paths = options.get("fastPaths", True) is not False
     layout_pass = options.get("layoutPass", True) is not False
     if name == "webgpu":
-        return WebGPUBackend(gpu_device=gpu_device, fast_paths=fast_paths, layout_pass=layout_pass)
+        return WebGPUBackend(gpu_device=gpu_device, fast_paths=fast_paths, layout_pass=layout_pass,
+                             webgpu=options.get("webgpu"))
     return CpuBackend(fast_paths=fast_paths, layout_pass=layout_pass)
 
 
