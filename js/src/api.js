@@ -279,7 +279,7 @@ defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function 
   }
   // Settle later, rechecking: destroying the tensor or context meanwhile rejects.
   return new Promise((resolve, reject) => {
-    queueSettle(() => {
+    afterEarlierReads(s, null, () => {
       try {
         settle();
       } catch (e) {
@@ -317,7 +317,12 @@ function readFromGpu(s, t, target, { buffer, bytes }) {
   }
   const mapped = s.gpu.read(buffer, bytes);
   return new Promise((resolve, reject) => {
-    mapped.then((data) => queueSettle(() => {
+    let data;
+    afterEarlierReads(s, mapped.then((d) => { data = d; }), (failure) => {
+      if (failure) {
+        reject(failure);
+        return;
+      }
       if (s.destroyed || t.destroyed) {
         reject(new SavedDOMException('readTensor: the tensor or its context was destroyed before the read completed', 'InvalidStateError'));
         return;
@@ -333,8 +338,32 @@ function readFromGpu(s, t, target, { buffer, bytes }) {
       }
       typedArraySet(view, data);
       resolve(undefined);
-    }), reject);
+    });
   });
+}
+
+// Reads settle in call order: a read waits for the GPU reads issued before it
+// (`ready`: its own mapping, if it has one). Without GPU reads in flight, a
+// read settles in the next settle task, as on the cpu device.
+function afterEarlierReads(s, ready, settle) {
+  const earlier = s.readTail;
+  if (!earlier && !ready) {
+    queueSettle(() => settle(null));
+    return;
+  }
+  let failure = null;
+  const mine = ready ? ready.catch((e) => { failure = e; }) : null;
+  const tail = Promise.all([earlier, mine]).then(() => new Promise((done) => {
+    queueSettle(() => {
+      try {
+        settle(failure);
+      } finally {
+        done();
+      }
+    });
+  }));
+  s.readTail = tail;
+  tail.then(() => { if (s.readTail === tail) s.readTail = null; });
 }
 
 function tensorRecord(value, what) {

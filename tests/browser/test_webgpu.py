@@ -6,7 +6,7 @@ GPU ran it (a graph on the GPU, the op in its census, no partition)."""
 import numpy as np
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS
+from conftest import CHROMIUM, CHROMIUM_ARGS, MODELS
 
 pytestmark = pytest.mark.browser
 
@@ -136,3 +136,51 @@ def test_op_on_gpu_matches_numpy_reference(op_results, c):
             np.testing.assert_allclose(actual, expected, rtol=c["tol"], atol=c["tol"], err_msg=c["name"])
         else:
             np.testing.assert_array_equal(actual, expected, err_msg=c["name"])
+
+
+def test_squeezenet_on_gpu_classifies_the_red_panda(webgpu_page, server):
+    if not (MODELS / "squeezenet1.0_nhwc" / "weights" / "conv1_kernel.npy").exists():
+        pytest.skip(f"SqueezeNet weights not found under {MODELS}")
+    page = webgpu_page.context.new_page()
+    page.set_default_timeout(300_000)
+    page.goto(f"{server}/test-pages/squeezenet.html?device=gpu")
+    result = page.evaluate("window.result")
+    page.close()
+    assert "error" not in result, result
+    assert result["top5"][0]["label"] == "lesser panda", result["top5"]
+    backend = result["backend"]
+    # The whole graph ran on the GPU: no partition, nothing left to the cpu kernels.
+    assert backend["webgpu"] is True and backend["partitions"] == [], backend
+    assert backend["counts"].get("graphs_gpu") == 1 and backend["counts"].get("dispatches_gpu") == 1, backend
+    assert backend["counts"].get("dispatches_cpu", 0) == 0
+    assert backend["gpu_ops"]["conv2d"] == 26 and backend["gpu_ops"]["concat"] == 8, backend["gpu_ops"]
+
+
+def test_tensor_timeline_on_gpu(webgpu_page):
+    r = webgpu_page.evaluate("window.timeline()")
+    assert r["values"] == {"r1": [3, 5, 7, 9], "rx": [10, 20, 30, 40], "r2": [21, 41, 61, 81],
+                           "r3": [13, 33, 53, 73]}
+    assert r["order"] == ["r1", "rx", "r2", "r3"]  # reads settle in call order
+    assert r["destroyed"] == "InvalidStateError"
+    c = r["counts"]
+    assert c["graphs_gpu"] == 2 and c["dispatches_gpu"] == 4 and c.get("dispatches_cpu", 0) == 0, c
+    assert c["writes"] == 2 and c.get("uploads", 0) == 0, c  # writeTensor went to the GPU at once
+    assert c["readbacks"] == 4, c  # r1, r2 (BYOB), r3 and the destroyed one mapped staging buffers; rx did not
+
+
+def test_context_on_a_given_gpudevice_uses_that_device(webgpu_page):
+    r = webgpu_page.evaluate("window.givenDevice()")
+    assert r["y"] == [1, 2, 3] and r["webgpu"] is True and r["accelerated"] is True
+    assert "given to createContext" in r["adapter"]
+    # Destroying the page's device loses the context built on it, and no other.
+    assert "lost" in r["lost"], r["lost"]
+    assert r["afterLoss"] == "InvalidStateError"
+    assert r["otherLost"] is False
+
+
+def test_ops_without_wgsl_kernel_are_partitioned_and_counted(webgpu_page):
+    r = webgpu_page.evaluate("window.partition()")
+    assert r["y"] == [4, 1] and r["w"] == [-1, -2, -3, -4]
+    assert [p["reason"] for p in r["partitions"]] == ["gather has no WGSL kernel"]
+    assert r["counts"]["graphs_cpu"] == 1 and r["counts"]["dispatches_cpu"] == 1 and r["counts"]["graphs_gpu"] == 1
+    assert r["refused"].startswith("NotSupportedError: dispatch: input 'x' was last written by a graph that ran on the GPU")
