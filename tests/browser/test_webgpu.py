@@ -81,6 +81,13 @@ CASES = [
     case("reduceSum-keep-all", "b.reduceSum(x, {keepDimensions: true})", ["reduceSum"], tol=2e-5, x=operand((3, 4, 5))),
     case("reduceMax-i32", "b.reduceMax(x, {axes: [1]})", ["reduceMax"], x=operand((3, 4), "int32")),
     case("softmax-axis1", "b.softmax(x, 1)", ["softmax"], tol=1e-5, x=operand((2, 5, 3))),
+    case("batchNormalization", "b.batchNormalization(x, m, v, {scale: s, bias: c, axis: 1, epsilon: 1e-3})",
+         ["batchNormalization"], tol=2e-5, x=operand((2, 3, 4)), m=operand((3,), constant=True),
+         v=operand((3,), constant=True, positive=True), s=operand((3,), constant=True), c=operand((3,), constant=True)),
+    case("instanceNormalization-nhwc", "b.instanceNormalization(x, {scale: s, layout: 'nhwc'})",
+         ["instanceNormalization"], tol=1e-4, x=operand((2, 3, 4, 5)), s=operand((5,), constant=True)),
+    case("layerNormalization-axes", "b.layerNormalization(x, {bias: c, axes: [2, 0]})", ["layerNormalization"],
+         tol=1e-4, x=operand((3, 2, 4)), c=operand((4, 3), constant=True)),
     case("concat-transpose-reshape", "b.reshape(b.transpose(b.concat([a, c], 1), {permutation: [2, 0, 1]}), [4, 10])",
          ["concat", "transpose", "reshape"], a=operand((2, 3, 4)), c=operand((2, 2, 4), constant=True)),
     case("slice-expand", "b.expand(b.slice(x, [0, 1, 1], [1, 2, 3], {strides: [1, 1, 2]}), [3, 2, 2])",
@@ -138,22 +145,32 @@ def test_op_on_gpu_matches_numpy_reference(op_results, c):
             np.testing.assert_array_equal(actual, expected, err_msg=c["name"])
 
 
-def test_squeezenet_on_gpu_classifies_the_red_panda(webgpu_page, server):
-    if not (MODELS / "squeezenet1.0_nhwc" / "weights" / "conv1_kernel.npy").exists():
-        pytest.skip(f"SqueezeNet weights not found under {MODELS}")
+@pytest.mark.slow
+@pytest.mark.parametrize("model, weights_dir, conv2d, concat", [
+    ("squeezenet", "squeezenet1.0_nhwc", 26, 8), ("mobilenetv2", "mobilenetv2_nhwc", 53, 0)])
+def test_model_runs_wholly_on_gpu(webgpu_page, server, model, weights_dir, conv2d, concat):
+    """SqueezeNet classifies test.jpg as "lesser panda" on the gpu device; both models
+    run as one GPU graph (no partition) and agree with the cpu device."""
+    if not (MODELS / weights_dir / "weights").exists():
+        pytest.skip(f"{weights_dir} weights not found under {MODELS}")
     page = webgpu_page.context.new_page()
-    page.set_default_timeout(300_000)
-    page.goto(f"{server}/test-pages/squeezenet.html?device=gpu")
-    result = page.evaluate("window.result")
+    page.set_default_timeout(600_000)
+    page.goto(f"{server}/test-pages/models_gpu.html")
+    result = page.evaluate(f"window.runModel('{model}')")
     page.close()
     assert "error" not in result, result
-    assert result["top5"][0]["label"] == "lesser panda", result["top5"]
+    # Timings (3 runs each: write, dispatch, read) for docs; run with -s to see them.
+    print(f"\n{model}: gpu {[round(t) for t in result['gpuTimes']]} ms, cpu {[round(t) for t in result['cpuTimes']]} ms"
+          f" (adapter: {result['webgpu']['adapter']})")
+    if model == "squeezenet":
+        assert result["gpuTop5"][0]["label"] == "lesser panda", result["gpuTop5"]
+    assert [t["label"] for t in result["gpuTop5"]] == [t["label"] for t in result["cpuTop5"]]
+    assert result["maxDiff"] < 1e-4, result["maxDiff"]
     backend = result["backend"]
-    # The whole graph ran on the GPU: no partition, nothing left to the cpu kernels.
     assert backend["webgpu"] is True and backend["partitions"] == [], backend
-    assert backend["counts"].get("graphs_gpu") == 1 and backend["counts"].get("dispatches_gpu") == 1, backend
-    assert backend["counts"].get("dispatches_cpu", 0) == 0
-    assert backend["gpu_ops"]["conv2d"] == 26 and backend["gpu_ops"]["concat"] == 8, backend["gpu_ops"]
+    counts = backend["counts"]
+    assert counts.get("graphs_gpu") == 1 and counts.get("dispatches_gpu") == 3 and counts.get("dispatches_cpu", 0) == 0
+    assert backend["gpu_ops"]["conv2d"] == 3 * conv2d and backend["gpu_ops"].get("concat", 0) == 3 * concat
 
 
 def test_tensor_timeline_on_gpu(webgpu_page):

@@ -8,19 +8,21 @@
               workgroup counts
 
 Each node becomes the steps of its op family's template (kernels/); a
-conv2d/matmul/gemm whose only reader is an element-wise activation takes it
-as its epilogue (one shader, no intermediate buffer). A node without a WGSL
+conv2d/matmul/gemm/element-wise node whose only reader is an element-wise
+unary op takes it as its epilogue, and so on down a chain (one shader, no
+buffers between). A node without a WGSL
 kernel (op or data type) raises Decline: the backend then runs the whole
 graph on its cpu fallback and says so in its stats."""
 from __future__ import annotations
 
 from collections import Counter
 
-from .kernels import ACTIVATIONS, KERNELS, Call, Decline, Scratch
+from .kernels import ACTIVATIONS, ELEMENTWISE, KERNELS, Call, Decline, Scratch
 from .kernels.copy import flat_copy
 from .wgsl import TYPES, count
 
-FUSABLE = {"conv2d", "matmul", "gemm"}
+# Ops whose kernels take an element-wise epilogue (kernels/elementwise.activation_fn).
+FUSABLE = {"conv2d", "matmul", "gemm", *ELEMENTWISE}
 
 
 class GpuPlan:
@@ -126,17 +128,20 @@ def plan_graph(graph) -> GpuPlan:
         if template is None:
             raise Decline(f"{op} has no WGSL kernel")
         outputs = list(node.outputs)
-        activation = None
-        if op in FUSABLE and len(outputs) == 1:
+        activation, absorbed = [], []
+        # A chain of element-wise unary ops, each the only reader of the value
+        # before it, becomes this node's epilogue: one shader, no buffers between.
+        while op in FUSABLE and len(outputs) == 1 and outputs[0].id not in output_names:
             after = readers.get(outputs[0].id, [])
-            if (len(after) == 1 and after[0].op.name in ACTIVATIONS and outputs[0].id not in output_names
-                    and after[0].inputs[0] is outputs[0]):
-                act = after[0]
-                activation = (act.op.name, act.kernel_params())
-                outputs = list(act.outputs)
-                skip.add(id(act))
-                plan.ops[act.op.name] += 1
-                plan.fused += 1
+            if not (len(after) == 1 and after[0].op.name in ACTIVATIONS and after[0].inputs[0] is outputs[0]):
+                break
+            act = after[0]
+            activation.append((act.op.name, act.kernel_params()))
+            absorbed.append(outputs[0].id)
+            outputs = list(act.outputs)
+            skip.add(id(act))
+            plan.ops[act.op.name] += 1
+            plan.fused += 1
         call = Call(op, node.kernel_params(), list(node.inputs), outputs, node.label, activation)
         steps = template(call)
         for o in node.inputs:  # inputs get their slots before the outputs take free ones
@@ -153,8 +158,7 @@ def plan_graph(graph) -> GpuPlan:
         plan.ops[op] += 1
         # Values read for the last time here free their temp slots.
         done = {o.id for o in node.inputs if o is not None and last_read.get(o.id) == i}
-        if activation is not None:
-            done.add(node.outputs[0].id)
+        done.update(absorbed)
         for oid in done:
             s = slot_of.get(oid)
             if s is not None and plan.slots[s]["kind"] == "temp":

@@ -2,14 +2,16 @@
 name to its template (see common.py for what a template gets and returns)."""
 from __future__ import annotations
 
-from . import conv, copy, elementwise, linalg, pool, reduce
+from . import conv, copy, elementwise, linalg, normalization, pool, reduce
 from .common import Call, Decline, Scratch, Step
 
 KERNELS = {}
-for _family in (elementwise, linalg, conv, pool, reduce, copy):
+for _family in (elementwise, linalg, conv, pool, reduce, normalization, copy):
     KERNELS.update(_family.KERNELS)
 
-# Ops the planner may fuse onto a conv2d/matmul/gemm as its epilogue.
-ACTIVATIONS = frozenset(elementwise.UNARY_OPS) - {"identity"}
+# Element-wise unary ops the planner may fuse onto a node as its epilogue,
+# and the element-wise ops whose kernels take one (besides conv2d/matmul/gemm).
+ACTIVATIONS = frozenset(elementwise.UNARY_OPS)
+ELEMENTWISE = frozenset(elementwise.UNARY_OPS) | frozenset(elementwise.BINARY_OPS) | {"prelu"}
 
-__all__ = ["ACTIVATIONS", "Call", "Decline", "KERNELS", "Scratch", "Step"]
+__all__ = ["ACTIVATIONS", "Call", "ELEMENTWISE", "Decline", "KERNELS", "Scratch", "Step"]

@@ -103,10 +103,20 @@ def helpers(code: str) -> str:
 
 
 def activation_fn(call: Call, dtype: str) -> str:
-    """A WGSL function `act_` applying the fused activation (identity if none)."""
+    """WGSL functions ending in `act_`, applying the element-wise ops the
+    planner fused onto `call`'s output in order (identity if none), with the
+    helpers they call."""
     ty = wgsl.wgsl_type(dtype)
-    expr = "x" if call.activation is None else unary_expr(call.activation[0], call.activation[1], dtype)
-    return f"fn act_(x: {ty}) -> {ty} {{ return {expr}; }}"
+    fns, names = [], []
+    for k, (op, attrs) in enumerate(call.activation):
+        expr = unary_expr(op, attrs, dtype)
+        fns.append(f"{helpers(expr)}\nfn act{k}_(x: {ty}) -> {ty} {{ return {expr}; }}")
+        names.append(f"act{k}_")
+    value = "x"
+    for name in names:
+        value = f"{name}({value})"
+    fns.append(f"fn act_(x: {ty}) -> {ty} {{ return {value}; }}")
+    return "\n".join(fns)
 
 
 def unary(call: Call) -> list:
@@ -121,7 +131,7 @@ def unary(call: Call) -> list:
     d = wgsl.dispatch_1d(n)
     fn = f"fn op_(x: {ty}) -> {ty} {{ return {expr}; }}"
     text = "\n".join([wgsl.header([("x", ty, False), ("y", ty, True)]), helpers(expr), fn,
-                      wgsl.elementwise_main(n, "  y[i] = op_(x[i]);", d)])
+                      activation_fn(call, dtype), wgsl.elementwise_main(n, "  y[i] = act_(op_(x[i]));", d)])
     return [Step(text, [x, out], d)]
 
 
@@ -159,9 +169,9 @@ def binary(call: Call) -> list:
     ia = _broadcast_index("a", a.shape, out.shape, coords)
     ib = _broadcast_index("b", b.shape, out.shape, coords)
     body = "\n".join([code if (ia != "i" or ib != "i") else "",
-                      f"  let a = a_[{ia}];", f"  let b = b_[{ib}];", f"  y[i] = {expr};"])
+                      f"  let a = a_[{ia}];", f"  let b = b_[{ib}];", f"  y[i] = act_({expr});"])
     text = "\n".join([wgsl.header([("a_", ty, False), ("b_", ty, False), ("y", ty, True)]), helpers(expr),
-                      wgsl.elementwise_main(n, body, d)])
+                      activation_fn(call, dtype), wgsl.elementwise_main(n, body, d)])
     return [Step(text, [a, b, out], d)]
 
 
