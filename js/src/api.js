@@ -116,7 +116,7 @@ defineOperation(ML.prototype, 'createContext', 0, promiseOperation(function (opt
     let runner = null;
     if (found) {
       runner = new GpuRunner(found.device, found.adapter);
-      options.webgpu = { token: runner.token, adapter: found.adapter };
+      options.webgpu = { token: runner.token, adapter: found.adapter, limits: runner.limits() };
     } else if (deviceType === 'gpu') {
       options.webgpu = { reason: ENGINE_STATS.webgpu.reason };
     }

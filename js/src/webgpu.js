@@ -51,7 +51,10 @@ async function openDevice() {
   if (!savedGpu) throw new Error('this browser has no navigator.gpu');
   const adapter = await withTimeout(savedGpu.requestAdapter(), 5000, 'requestAdapter()');
   if (!adapter) throw new Error('navigator.gpu.requestAdapter() found no adapter');
-  const device = await withTimeout(adapter.requestDevice(), 5000, 'requestDevice()');
+  // The adapter's largest buffers, not the defaults (128 MiB bindings): big tensors stay on the GPU.
+  const requiredLimits = {};
+  for (const name of ['maxStorageBufferBindingSize', 'maxBufferSize']) requiredLimits[name] = adapter.limits[name];
+  const device = await withTimeout(adapter.requestDevice({ requiredLimits }), 5000, 'requestDevice()');
   return { device, adapter: adapterName(adapter) };
 }
 
@@ -79,7 +82,17 @@ export class GpuRunner {
     this.pipelines = new Map();  // WGSL text -> Promise<GPUComputePipeline> (resolved value kept on the plan)
     this.pending = [];  // pipeline creations build() waits for
     this.lost = null;
+    this.failure = null;  // the first error the device reported for this runner's work
+    this.checked = Promise.resolve();  // settles once the last dispatch's error scopes popped
     RUNNERS.set(this.token, this);
+  }
+
+  // What the planner must respect (the core declines plans that exceed them).
+  limits() {
+    const l = this.device.limits;
+    return { maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxBufferSize: l.maxBufferSize,
+             maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage,
+             maxComputeWorkgroupsPerDimension: l.maxComputeWorkgroupsPerDimension };
   }
 
   forget() {
@@ -172,6 +185,24 @@ export class GpuRunner {
   // Encode every step of the plan in one compute pass and submit; nothing waits.
   runPlan(id, io) {
     const entry = this.plans.get(id);
+    // A dispatch the device rejects must not pass for a result: reads after it reject.
+    this.device.pushErrorScope('out-of-memory');
+    this.device.pushErrorScope('validation');
+    try {
+      this.encode(entry, io);
+    } finally {
+      const scopes = [this.device.popErrorScope(), this.device.popErrorScope()];
+      this.checked = Promise.all(scopes).then((errors) => {
+        const error = errors.find((e) => e);
+        if (error && !this.failure) {
+          this.failure = `the GPU rejected a dispatch (${error.message})`;
+          ENGINE_STATS.webgpu.failure = this.failure;
+        }
+      }, () => {});
+    }
+  }
+
+  encode(entry, io) {
     const groups = this.bindGroups(entry, io);
     const encoder = this.device.createCommandEncoder();
     const pass = encoder.beginComputePass();
@@ -191,15 +222,16 @@ export class GpuRunner {
     const encoder = this.device.createCommandEncoder();
     encoder.copyBufferToBuffer(this.buffers.get(id), 0, staging, 0, size);
     this.device.queue.submit([encoder.finish()]);
-    return staging.mapAsync(MAP_MODE_READ).then(() => {
+    return Promise.all([staging.mapAsync(MAP_MODE_READ), this.checked]).then(() => {
+      if (this.failure) throw new Error(this.failure);
       const out = new SavedUint8Array(nbytes);
       out.set(new SavedUint8Array(staging.getMappedRange(), 0, nbytes));
       staging.destroy();
       return out;
-    }, (e) => {
+    }).catch((e) => {
       staging.destroy();
-      throw new SavedDOMException(`readTensor: the GPU read failed (${this.lost || (e && e.message)})`,
-        this.lost ? 'InvalidStateError' : 'UnknownError');
+      if (this.lost) throw new SavedDOMException(`readTensor: ${this.lost}`, 'InvalidStateError');
+      throw new SavedDOMException(`readTensor: ${this.failure || `the GPU read failed (${e && e.message})`}`, 'OperationError');
     });
   }
 }

@@ -143,3 +143,15 @@ def test_two_gpu_contexts_share_nothing():
     assert a.backend is not b.backend and a.backend.fallback is not b.backend.fallback
     conv_graph(a)
     assert b.backend.drain() == [] and a.backend.drain() != []
+
+
+def test_device_limits_bound_the_plan_and_the_tensors():
+    ctx = Context("gpu", options={"webgpu": {"token": 9, "adapter": "small",
+                                             "limits": {"maxStorageBufferBindingSize": 1024, "maxBufferSize": 2048}}})
+    b = ctx.graph_builder()
+    x = b.input("x", {"dataType": "float32", "shape": [512]})
+    g = b.build({"y": b.relu(x)})
+    assert g.plan.gpu is None and "exceeds the device's maxStorageBufferBindingSize (1024)" in g.plan.reason
+    small = ctx.create_tensor({"dataType": "float32", "shape": [512], "writable": True})
+    big = ctx.create_tensor({"dataType": "float32", "shape": [1024], "writable": True})
+    assert small.data.buffer is not None and big.data.buffer is None  # past maxBufferSize: host only

@@ -39,6 +39,10 @@ from .plan import plan_graph
 from .wgsl import TYPES
 
 
+DEFAULT_LIMITS = {"maxStorageBufferBindingSize": 134217728, "maxBufferSize": 268435456,
+                  "maxStorageBuffersPerShaderStage": 8, "maxComputeWorkgroupsPerDimension": 65535}
+
+
 class GpuTensor:
     """A tensor's storage: its GPUBuffer (`buffer`, an id in this backend's
     outbox; None for data types the kernels do not take) and `array`, the
@@ -93,6 +97,8 @@ class WebGPUBackend(Backend):
         self.token = info.get("token")
         self.active = self.token is not None
         self.adapter = info.get("adapter")
+        # The device's limits (WebGPU's defaults when JS sent none): plans and tensors stay within them.
+        self.limits = {**DEFAULT_LIMITS, **(info.get("limits") or {})}
         self.reason = None if self.active else (info.get("reason") or "no WebGPU device (the gpu context runs the cpu kernels)")
         # The direct conv/pool kernels read either layout in place.
         self.preferred_input_layout = "nchw" if self.active else self.fallback.preferred_input_layout
@@ -126,7 +132,7 @@ class WebGPUBackend(Backend):
             plan.fallback  # noqa: B018 - compile now, at build(), as the cpu backend does
             return plan
         try:
-            gpu = plan_graph(graph)
+            gpu = plan_graph(graph, self.limits)
         except Decline as e:
             self.counts["graphs_cpu"] += 1
             self.partitions.append({"graph": len(self.partitions) + self.counts["graphs_gpu"], "reason": str(e)})
@@ -158,8 +164,8 @@ class WebGPUBackend(Backend):
         if not self.active:
             return self.fallback.allocate(dtype, shape)
         array = zeros(dtype, shape)
-        if dtype not in TYPES:
-            return GpuTensor(None, dtype, shape, array)
+        if dtype not in TYPES or byte_length(dtype, shape) > self.limits["maxBufferSize"]:
+            return GpuTensor(None, dtype, shape, array)  # host only; graphs using it run on the cpu fallback
         buffer = self._id()
         self._outbox.append(["buffer", buffer, byte_length(dtype, shape)])
         return GpuTensor(buffer, dtype, shape, array)  # WebGPU buffers start zero-filled, like the array

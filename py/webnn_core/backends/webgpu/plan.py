@@ -70,8 +70,8 @@ def nbytes(operand) -> int:
     return 4 * count(operand.shape)
 
 
-def plan_graph(graph) -> GpuPlan:
-    """Plan `graph` for the GPU, or raise Decline(reason)."""
+def plan_graph(graph, limits: dict) -> GpuPlan:
+    """Plan `graph` for the GPU within the device's `limits`, or raise Decline(reason)."""
     plan = GpuPlan()
     slot_of: dict = {}  # operand id -> slot
     for name, operand in graph.inputs.items():
@@ -171,4 +171,17 @@ def plan_graph(graph) -> GpuPlan:
             op_out = next(o for o in graph.outputs.values() if o.id == oid)
             step = flat_copy(op_out, op_out)
             plan.steps.append([plan.shader(step.wgsl), [slot_of[oid], plan.outputs[name]], step.dispatch, name])
+    check_limits(plan, limits)
     return plan
+
+
+def check_limits(plan: GpuPlan, limits: dict) -> None:
+    biggest = max((s["bytes"] for s in plan.slots), default=0)
+    if biggest > limits["maxStorageBufferBindingSize"]:
+        raise Decline(f"a {biggest}-byte buffer exceeds the device's maxStorageBufferBindingSize "
+                      f"({limits['maxStorageBufferBindingSize']})")
+    for _, bindings, dispatch, label in plan.steps:
+        if len(bindings) > limits["maxStorageBuffersPerShaderStage"]:
+            raise Decline(f"{label}: {len(bindings)} storage buffers exceed the device's limit")
+        if max(dispatch) > limits["maxComputeWorkgroupsPerDimension"]:
+            raise Decline(f"{label}: {max(dispatch)} workgroups exceed the device's limit")
