@@ -57,6 +57,9 @@ CASES = [
          a=operand((2, 1, 6, 20)), c=operand((3, 20, 7))),
     case("gemm", "b.gemm(a, c, {c: d, alpha: 0.5, beta: 2, aTranspose: true, bTranspose: true})", ["gemm"], tol=1e-4,
          a=operand((18, 5)), c=operand((7, 18), constant=True), d=operand((7,), constant=True)),
+    case("erf-gelu-tanh-chain", "b.tanh(b.gelu(b.erf(x)))", ["erf", "gelu", "tanh"], tol=2e-5, **X),
+    case("conv2d-gelu-fused", "b.gelu(b.conv2d(x, w))", ["conv2d", "gelu"], tol=1e-4,
+         x=operand((1, 2, 4, 4)), w=operand((3, 2, 2, 2), constant=True)),
     case("gemm-relu-fused", "b.relu(b.gemm(a, c))", ["gemm", "relu"], tol=1e-4, a=operand((4, 9)), c=operand((9, 3))),
     case("conv2d-nchw-bias-relu", "b.relu(b.conv2d(x, w, {padding: [1, 1, 1, 1], bias: c}))", ["conv2d", "relu"],
          tol=1e-4, x=operand((1, 3, 7, 6)), w=operand((4, 3, 3, 3), constant=True), c=operand((4,), constant=True)),
@@ -92,6 +95,12 @@ CASES = [
          ["concat", "transpose", "reshape"], a=operand((2, 3, 4)), c=operand((2, 2, 4), constant=True)),
     case("slice-expand", "b.expand(b.slice(x, [0, 1, 1], [1, 2, 3], {strides: [1, 1, 2]}), [3, 2, 2])",
          ["slice", "expand"], x=operand((2, 4, 5))),
+    case("gather-i32-negative", "b.gather(x, k, {axis: 1})", ["gather"], x=operand((2, 5, 3)),
+         k=operand((2, 2), "int32", constant=True)),
+    case("gatherElements-u32", "b.gatherElements(x, k, {axis: 0})", ["gatherElements"], x=operand((3, 4), "int32"),
+         k=operand((2, 4), "uint32")),
+    case("argMax-keep", "b.argMax(x, 1, {keepDimensions: true})", ["argMax"], x=operand((3, 5, 2))),
+    case("argMin-i32", "b.argMin(x, 0)", ["argMin"], x=operand((4, 3), "int32")),
     case("split-pad-tile-reverse", "b.split(x, [1, 3], {axis: 1}).map((o, i) => i ? b.reverse(b.tile(o, [1, 1, 2])) :"
          " b.pad(o, [1, 0, 2], [0, 1, 0], {value: 7}))", ["split", "pad", "tile", "reverse"], x=operand((2, 4, 3), "int32")),
 ]
@@ -197,7 +206,7 @@ def test_context_on_a_given_gpudevice_uses_that_device(webgpu_page):
 
 def test_ops_without_wgsl_kernel_are_partitioned_and_counted(webgpu_page):
     r = webgpu_page.evaluate("window.partition()")
-    assert r["y"] == [4, 1] and r["w"] == [-1, -2, -3, -4]
-    assert [p["reason"] for p in r["partitions"]] == ["gather has no WGSL kernel"]
+    assert r["y"] == [1, 3, 6, 10] and r["w"] == [-1, -2, -3, -4]
+    assert [p["reason"] for p in r["partitions"]] == ["cumulativeSum has no WGSL kernel"]
     assert r["counts"]["graphs_cpu"] == 1 and r["counts"]["dispatches_cpu"] == 1 and r["counts"]["graphs_gpu"] == 1
     assert r["refused"].startswith("NotSupportedError: dispatch: input 'x' was last written by a graph that ran on the GPU")

@@ -82,8 +82,9 @@ def test_elementwise_chains_fuse_and_temporaries_are_reused():
 
 
 @pytest.mark.parametrize("build, reason", [
-    (lambda b, x: b.gather(x, b.constant({"dataType": "int32", "shape": [1]}, np.zeros(1, np.int32))),
-     "gather has no WGSL kernel"),
+    (lambda b, x: b.cumulativeSum(x, 0), "cumulativeSum has no WGSL kernel"),
+    (lambda b, x: b.gather(x, b.constant({"dataType": "int64", "shape": [1]}, np.zeros(1, np.int64))),
+     "gather of float32 with int64 indices has no WGSL kernel"),
     (lambda b, x: b.cast(x, "float16"), "output 'y' is float16"),
     (lambda b, x: b.greater(x, x), "output 'y' is uint8"),
 ])
@@ -117,17 +118,17 @@ def test_tensor_residency_and_command_order():
     # A GPU result cannot feed a graph on the cpu fallback synchronously.
     b2 = ctx.graph_builder()
     z = b2.input("z", {"dataType": "float32", "shape": [4]})
-    g2 = b2.build({"w": b2.gather(z, b2.constant({"dataType": "int32", "shape": [1]}, np.zeros(1, np.int32)))})
-    tw = ctx.create_tensor({"dataType": "float32", "shape": [1], "readable": True})
+    g2 = b2.build({"w": b2.cumulativeSum(z, 0)})
+    tw = ctx.create_tensor({"dataType": "float32", "shape": [4], "readable": True})
     with pytest.raises(NotSupportedError, match="last written by a graph that ran on the GPU"):
         ctx.dispatch(g2, {"z": ty}, {"w": tw})
     # A host result of a cpu-placed graph is uploaded once when a GPU graph reads it.
     ctx.dispatch(g2, {"z": tx}, {"w": tw})
-    assert tw.data.array.tolist() == [-1.0] and not tw.data.on_gpu
+    assert tw.data.array.tolist() == [-1.0, 1.0, -2.0, 2.0] and not tw.data.on_gpu
     b3 = ctx.graph_builder()
-    v = b3.input("v", {"dataType": "float32", "shape": [1]})
+    v = b3.input("v", {"dataType": "float32", "shape": [4]})
     g3 = b3.build({"u": b3.neg(v)})
-    tu = ctx.create_tensor({"dataType": "float32", "shape": [1], "readable": True})
+    tu = ctx.create_tensor({"dataType": "float32", "shape": [4], "readable": True})
     backend.drain()
     ctx.dispatch(g3, {"v": tw}, {"u": tu})
     assert [c[0] for c in backend.drain()] == ["write", "run"] and backend.counts["uploads"] == 1

@@ -19,6 +19,7 @@ from collections import Counter
 
 from .kernels import ACTIVATIONS, ELEMENTWISE, KERNELS, Call, Decline, Scratch
 from .kernels.copy import flat_copy
+from .kernels.elementwise import with_helpers
 from .wgsl import TYPES, count
 
 # Ops whose kernels take an element-wise epilogue (kernels/elementwise.activation_fn).
@@ -154,7 +155,7 @@ def plan_graph(graph, limits: dict) -> GpuPlan:
                     bindings.append(plan.slot(b.nbytes, "temp"))
                 else:
                     bindings.append(slot_for(b))
-            plan.steps.append([plan.shader(step.wgsl), bindings, step.dispatch, node.label or op])
+            plan.steps.append([plan.shader(with_helpers(step.wgsl)), bindings, step.dispatch, node.label or op])
         plan.ops[op] += 1
         # Values read for the last time here free their temp slots.
         done = {o.id for o in node.inputs if o is not None and last_read.get(o.id) == i}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import wgsl
 from .common import Call, Step
-from .elementwise import activation_fn, helpers
+from .elementwise import activation_fn
 
 # Position of (n, c, h, w) in each input layout.
 LAYOUT_AXES = {"nchw": (0, 1, 2, 3), "nhwc": (0, 3, 1, 2)}
@@ -68,7 +68,7 @@ def conv2d(call: Call) -> list:
         bindings.append(("b_", "f32", False))
         operands.append(bias)
     bindings.append(("y", "f32", True))
-    text = "\n".join([wgsl.header(bindings), helpers(act), act, wgsl.elementwise_main(total, body, d)])
+    text = "\n".join([wgsl.header(bindings), act, wgsl.elementwise_main(total, body, d)])
     return [Step(text, [*operands, out], d)]
 
 

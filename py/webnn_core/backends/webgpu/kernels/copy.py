@@ -1,5 +1,6 @@
 """Data movement: reshape, identity copies, transpose, expand, slice, split,
-concat, pad (constant), tile, reverse. Every element is 4 bytes wide, so
+concat, pad (constant), tile, reverse, gather and gatherElements (int32 or
+uint32 indices). Every element is 4 bytes wide, so
 these copy u32 words whatever the data type. Gather form (one thread per
 output element computing its source coordinates) except concat, which
 scatters each input into its place."""
@@ -130,5 +131,46 @@ def reverse(call: Call) -> list:
                                                    for d, (v, size) in enumerate(zip(c, x.shape))])]
 
 
-KERNELS = {"reshape": reshape, "transpose": transpose, "expand": expand, "slice": slice_, "split": split,
+def _index(call: Call, value: str, dim: int) -> str:
+    """An index read from the indices operand, wrapped once if negative, then
+    clamped into [0, dim - 1] (the ops' rule, py/webnn_core/ops/indexing.py)."""
+    if call.inputs[1].dtype == "int32":
+        return f"u32(clamp(select({value}, {value} + {dim}i, {value} < 0i), 0i, {dim - 1}i))"
+    return f"min({value}, {dim - 1}u)"
+
+
+def _gather_like(call: Call, index_of) -> list:
+    x, indices = call.inputs
+    out, = call.outputs
+    if x.dtype not in wgsl.TYPES or indices.dtype not in ("int32", "uint32"):
+        raise Decline(f"{call.op} of {x.dtype} with {indices.dtype} indices has no WGSL kernel")
+    axis = call.attrs["axis"]
+    n = wgsl.count(out.shape)
+    d = wgsl.dispatch_1d(n)
+    code, coords = wgsl.unravel("i", out.shape)
+    source, at = index_of(coords, axis)
+    index = wgsl.dot(source, wgsl.strides(x.shape))
+    ity = wgsl.wgsl_type(indices.dtype)
+    body = f"{code}\n  let k = idx_[{at}];\n  let j = {_index(call, 'k', x.shape[axis])};\n  y[i] = x_[{index}];"
+    text = "\n".join([wgsl.header([("x_", "u32", False), ("idx_", ity, False), ("y", "u32", True)]),
+                      wgsl.elementwise_main(n, body, d)])
+    return [Step(text, [x, indices, out], d)]
+
+
+def gather(call: Call) -> list:
+    _, indices = call.inputs
+    r = len(indices.shape)
+
+    def index_of(c, axis):
+        at = wgsl.dot(c[axis:axis + r], wgsl.strides(indices.shape))
+        return c[:axis] + ["j"] + c[axis + r:], at
+    return _gather_like(call, index_of)
+
+
+def gather_elements(call: Call) -> list:
+    _, indices = call.inputs
+    return _gather_like(call, lambda c, axis: (c[:axis] + ["j"] + c[axis + 1:], wgsl.dot(c, wgsl.strides(indices.shape))))
+
+
+KERNELS = {"gather": gather, "gatherElements": gather_elements, "reshape": reshape, "transpose": transpose, "expand": expand, "slice": slice_, "split": split,
            "concat": concat, "pad": pad, "tile": tile, "reverse": reverse}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from .. import wgsl
 from .common import Call, Decline, Step
 
-# Helper functions a body may call; included in a shader when named in it.
+# Helper functions a shader may call; `with_helpers` adds those it names.
 HELPERS = {
     "erf_": """fn erf_(x: f32) -> f32 {
   // Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7).
@@ -97,20 +97,21 @@ def unary_expr(op: str, attrs: dict, dtype: str) -> str:
     raise Decline(f"{op} on {dtype} has no WGSL kernel")
 
 
-def helpers(code: str) -> str:
-    """The helper functions `code` calls."""
-    return "\n".join(text for name, text in HELPERS.items() if f"{name}(" in code)
+def with_helpers(text: str) -> str:
+    """A shader's text with the helper functions it calls, each defined once
+    (the planner applies this to every shader)."""
+    needed = [body for name, body in HELPERS.items() if f"{name}(" in text and f"fn {name}(" not in text]
+    return "\n".join([*needed, text]) if needed else text
 
 
 def activation_fn(call: Call, dtype: str) -> str:
     """WGSL functions ending in `act_`, applying the element-wise ops the
-    planner fused onto `call`'s output in order (identity if none), with the
-    helpers they call."""
+    planner fused onto `call`'s output in order (identity if none)."""
     ty = wgsl.wgsl_type(dtype)
     fns, names = [], []
     for k, (op, attrs) in enumerate(call.activation):
         expr = unary_expr(op, attrs, dtype)
-        fns.append(f"{helpers(expr)}\nfn act{k}_(x: {ty}) -> {ty} {{ return {expr}; }}")
+        fns.append(f"fn act{k}_(x: {ty}) -> {ty} {{ return {expr}; }}")
         names.append(f"act{k}_")
     value = "x"
     for name in names:
@@ -130,7 +131,7 @@ def unary(call: Call) -> list:
     n = wgsl.count(out.shape)
     d = wgsl.dispatch_1d(n)
     fn = f"fn op_(x: {ty}) -> {ty} {{ return {expr}; }}"
-    text = "\n".join([wgsl.header([("x", ty, False), ("y", ty, True)]), helpers(expr), fn,
+    text = "\n".join([wgsl.header([("x", ty, False), ("y", ty, True)]), fn,
                       activation_fn(call, dtype), wgsl.elementwise_main(n, "  y[i] = act_(op_(x[i]));", d)])
     return [Step(text, [x, out], d)]
 
@@ -170,7 +171,7 @@ def binary(call: Call) -> list:
     ib = _broadcast_index("b", b.shape, out.shape, coords)
     body = "\n".join([code if (ia != "i" or ib != "i") else "",
                       f"  let a = a_[{ia}];", f"  let b = b_[{ib}];", f"  y[i] = act_({expr});"])
-    text = "\n".join([wgsl.header([("a_", ty, False), ("b_", ty, False), ("y", ty, True)]), helpers(expr),
+    text = "\n".join([wgsl.header([("a_", ty, False), ("b_", ty, False), ("y", ty, True)]),
                       activation_fn(call, dtype), wgsl.elementwise_main(n, body, d)])
     return [Step(text, [a, b, out], d)]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import wgsl
 from .common import Call, Decline, Step
-from .elementwise import activation_fn, helpers
+from .elementwise import activation_fn
 
 TILE = 16
 
@@ -55,7 +55,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
   }}
 }}
 """
-    text = "\n".join([wgsl.header(bindings), *extra_header, helpers(act), body])
+    text = "\n".join([wgsl.header(bindings), *extra_header, body])
     return Step(text, None, [-(-n // t), -(-m // t), max(1, batches)])
 
 

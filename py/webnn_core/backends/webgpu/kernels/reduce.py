@@ -94,4 +94,32 @@ def softmax(call: Call) -> list:
     return [Step(text, [x, out], dsp)]
 
 
-KERNELS = {**{op: reduce for op in REDUCTIONS}, "softmax": softmax}
+def arg_min_max(call: Call) -> list:
+    """Index of the first minimum/maximum along the axis (NaN wins, like numpy)."""
+    x, = call.inputs
+    out, = call.outputs
+    if x.dtype not in wgsl.TYPES or out.dtype != "int32":
+        raise Decline(f"{call.op} of {x.dtype} to {out.dtype} has no WGSL kernel")
+    ty = wgsl.wgsl_type(x.dtype)
+    axis = call.attrs["axis"]
+    size = x.shape[axis]
+    inner = wgsl.count(x.shape[axis + 1:])
+    total = wgsl.count(out.shape)
+    dsp = wgsl.dispatch_1d(total)
+    better = ">" if call.op == "argMax" else "<"
+    nan = f" || ({wgsl.is_nan('v')} && !{wgsl.is_nan('best')})" if ty == "f32" else ""
+    skip = f"if ({wgsl.is_nan('best')}) {{ break; }}" if ty == "f32" else ""
+    body = f"""  let base = (i / {inner}u) * {size * inner}u + i % {inner}u;
+  var best = x_[base];
+  var at = 0i;
+  for (var k = 1u; k < {size}u; k = k + 1u) {{
+    {skip}
+    let v = x_[base + k * {inner}u];
+    if (v {better} best{nan}) {{ best = v; at = i32(k); }}
+  }}
+  y[i] = at;"""
+    text = "\n".join([wgsl.header([("x_", ty, False), ("y", "i32", True)]), wgsl.elementwise_main(total, body, dsp)])
+    return [Step(text, [x, out], dsp)]
+
+
+KERNELS = {**{op: reduce for op in REDUCTIONS}, "softmax": softmax, "argMin": arg_min_max, "argMax": arg_min_max}
