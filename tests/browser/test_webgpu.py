@@ -19,6 +19,8 @@ WEBGPU_ARGS = ["--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader"]
 def operand(shape, dtype="float32", constant=False, low=-2.0, high=2.0, positive=False):
     if dtype == "float32":
         data = RNG.uniform(0.1 if positive else low, high, size=shape).astype(np.float32)
+    elif dtype == "uint8":
+        data = RNG.integers(int(low), int(high), size=shape).astype(dtype)
     else:
         data = RNG.integers(0 if dtype == "uint32" else -20, 20, size=shape).astype(dtype)
     return {"dataType": dtype, "shape": list(shape), "data": data.ravel().tolist(), "constant": constant}
@@ -28,6 +30,7 @@ def case(name, expr, ops, tol=1e-5, **operands):
     return {"name": name, "expr": expr, "ops": ops, "tol": tol, "operands": operands}
 
 
+NAN, INF = float("nan"), float("inf")
 X = dict(x=operand((2, 3, 4)))
 UNARY_FLOAT = ["abs", "neg", "ceil", "floor", "roundEven", "exp", "sin", "cos", "tan", "reciprocal", "sign",
                "identity", "erf", "relu", "sigmoid", "tanh", "gelu", "hardSwish", "softplus", "softsign"]
@@ -103,6 +106,19 @@ CASES = [
          k=operand((2, 4), "uint32")),
     case("argMax-keep", "b.argMax(x, 1, {keepDimensions: true})", ["argMax"], x=operand((3, 5, 2))),
     case("argMin-i32", "b.argMin(x, 0)", ["argMin"], x=operand((4, 3), "int32")),
+    # uint8 (boolean) tensors are packed four to a word: odd sizes check the padding.
+    *[case(f"{op}-broadcast", f"b.{op}(a, c)", [op], a=operand((3, 5), "int32"), c=operand((5,), "int32"))
+      for op in ("equal", "notEqual", "greater", "greaterOrEqual", "lesser", "lesserOrEqual")],
+    case("lesser-f32-odd", "b.lesser(a, c)", ["lesser"], a=operand((7,)), c=operand((1,))),
+    case("logical-chain", "b.logicalXor(b.logicalAnd(b.greater(a, c), b.logicalNot(b.equal(a, c))), b.logicalOr(p, q))",
+         ["logicalXor", "logicalAnd", "logicalOr", "logicalNot", "greater", "equal"],
+         a=operand((3, 3), "int32"), c=operand((3, 3), "int32"), p=operand((3, 3), "uint8", low=0, high=3),
+         q=operand((3, 1), "uint8", low=0, high=3)),
+    # NaN and infinities come in as data: WGSL leaves log(-1) and 1/0 to the implementation.
+    case("isNaN-isInfinite", "[b.isNaN(x), b.isInfinite(b.neg(x))]", ["isNaN", "isInfinite"],
+         x={**operand((2, 5)), "data": [NAN, INF, -INF, 0.0, 1.5, -2.0, NAN, 3.0, INF, -0.0]}),
+    case("where-broadcast", "b.where(b.greater(x, t), t, f)", ["where", "greater"], x=operand((2, 3, 1)),
+         t=operand((3, 4)), f=operand((1, 4), constant=True)),
     case("split-pad-tile-reverse", "b.split(x, [1, 3], {axis: 1}).map((o, i) => i ? b.reverse(b.tile(o, [1, 1, 2])) :"
          " b.pad(o, [1, 0, 2], [0, 1, 0], {value: 7}))", ["split", "pad", "tile", "reverse"], x=operand((2, 4, 3), "int32")),
 ]

@@ -86,7 +86,8 @@ def test_elementwise_chains_fuse_and_temporaries_are_reused():
     (lambda b, x: b.gather(x, b.constant({"dataType": "int64", "shape": [1]}, np.zeros(1, np.int64))),
      "gather of float32 with int64 indices has no WGSL kernel"),
     (lambda b, x: b.cast(x, "float16"), "output 'y' is float16"),
-    (lambda b, x: b.greater(x, x), "output 'y' is uint8"),
+    (lambda b, x: b.cast(x, "int8"), "output 'y' is int8"),
+    (lambda b, x: b.cast(b.greater(x, x), "float32"), "cast from uint8 to float32 has no WGSL kernel"),
 ])
 def test_graphs_without_kernels_go_to_the_cpu_fallback_with_the_reason(build, reason):
     ctx = gpu_context()

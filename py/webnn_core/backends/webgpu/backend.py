@@ -36,11 +36,22 @@ from ..base import Backend
 from ..cpu import CpuBackend
 from .kernels import Decline
 from .plan import plan_graph
-from .wgsl import TYPES
+from .wgsl import BUFFER_TYPES, buffer_bytes
 
 
 DEFAULT_LIMITS = {"maxStorageBufferBindingSize": 134217728, "maxBufferSize": 268435456,
                   "maxStorageBuffersPerShaderStage": 8, "maxComputeWorkgroupsPerDimension": 65535}
+
+
+def words(array: np.ndarray) -> np.ndarray:
+    """The array's bytes as whole 4-byte words (queue.writeBuffer writes multiples
+    of 4): uint8 data is zero-padded to the buffer's size."""
+    data = np.ascontiguousarray(array)
+    if data.nbytes % 4 == 0 and data.nbytes:
+        return data
+    raw = np.zeros(max(4, -(-data.nbytes // 4) * 4), np.uint8)
+    raw[:data.nbytes] = data.reshape(-1).view(np.uint8)
+    return raw
 
 
 class GpuTensor:
@@ -119,7 +130,7 @@ class WebGPUBackend(Backend):
         return out
 
     def _upload(self, storage: GpuTensor) -> None:
-        self._outbox.append(["write", storage.buffer, np.ascontiguousarray(storage.array)])
+        self._outbox.append(["write", storage.buffer, words(storage.array)])
         storage.on_gpu = True
 
     # -- the interface ------------------------------------------------------------------
@@ -147,7 +158,7 @@ class WebGPUBackend(Backend):
                 buffers[s] = self._id()
                 self._outbox.append(["buffer", buffers[s], slot["bytes"]])
         for s, array in gpu.constants.items():
-            self._outbox.append(["write", buffers[s], np.ascontiguousarray(array)])
+            self._outbox.append(["write", buffers[s], words(array)])
         plan_id = self._id()
         self._outbox.append(["plan", plan_id, gpu.to_json(buffers)])
         return WebGPUPlan(self, graph, gpu, plan_id, buffers)
@@ -164,10 +175,10 @@ class WebGPUBackend(Backend):
         if not self.active:
             return self.fallback.allocate(dtype, shape)
         array = zeros(dtype, shape)
-        if dtype not in TYPES or byte_length(dtype, shape) > self.limits["maxBufferSize"]:
+        if dtype not in BUFFER_TYPES or buffer_bytes(dtype, shape) > self.limits["maxBufferSize"]:
             return GpuTensor(None, dtype, shape, array)  # host only; graphs using it run on the cpu fallback
         buffer = self._id()
-        self._outbox.append(["buffer", buffer, byte_length(dtype, shape)])
+        self._outbox.append(["buffer", buffer, buffer_bytes(dtype, shape)])
         return GpuTensor(buffer, dtype, shape, array)  # WebGPU buffers start zero-filled, like the array
 
     def free(self, storage) -> None:

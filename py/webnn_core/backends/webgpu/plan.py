@@ -20,7 +20,7 @@ from collections import Counter
 from .kernels import ACTIVATIONS, ELEMENTWISE, KERNELS, Call, Decline, Scratch
 from .kernels.copy import flat_copy
 from .kernels.elementwise import with_helpers
-from .wgsl import TYPES, count
+from .wgsl import BUFFER_TYPES, buffer_bytes
 
 # Ops whose kernels take an element-wise epilogue (kernels/elementwise.activation_fn).
 FUSABLE = {"conv2d", "matmul", "gemm", *ELEMENTWISE}
@@ -68,7 +68,7 @@ class GpuPlan:
 
 
 def nbytes(operand) -> int:
-    return 4 * count(operand.shape)
+    return buffer_bytes(operand.dtype, operand.shape)
 
 
 def plan_graph(graph, limits: dict) -> GpuPlan:
@@ -76,13 +76,13 @@ def plan_graph(graph, limits: dict) -> GpuPlan:
     plan = GpuPlan()
     slot_of: dict = {}  # operand id -> slot
     for name, operand in graph.inputs.items():
-        if operand.dtype not in TYPES:
-            raise Decline(f"input '{name}' is {operand.dtype} (the WGSL kernels take {', '.join(TYPES)})")
+        if operand.dtype not in BUFFER_TYPES:
+            raise Decline(f"input '{name}' is {operand.dtype} (the WGSL kernels take {', '.join(BUFFER_TYPES)})")
         slot_of[operand.id] = plan.inputs[name] = plan.slot(nbytes(operand), "input", name)
     output_names: dict = {}
     for name, operand in graph.outputs.items():
-        if operand.dtype not in TYPES:
-            raise Decline(f"output '{name}' is {operand.dtype} (the WGSL kernels take {', '.join(TYPES)})")
+        if operand.dtype not in BUFFER_TYPES:
+            raise Decline(f"output '{name}' is {operand.dtype} (the WGSL kernels take {', '.join(BUFFER_TYPES)})")
         plan.outputs[name] = plan.slot(nbytes(operand), "output", name)
         output_names.setdefault(operand.id, []).append(name)
 
@@ -103,8 +103,8 @@ def plan_graph(graph, limits: dict) -> GpuPlan:
         if operand.id in slot_of:
             return slot_of[operand.id]
         if operand.kind == "constant":
-            if operand.dtype not in TYPES:
-                raise Decline(f"a constant is {operand.dtype} (the WGSL kernels take {', '.join(TYPES)})")
+            if operand.dtype not in BUFFER_TYPES:
+                raise Decline(f"a constant is {operand.dtype} (the WGSL kernels take {', '.join(BUFFER_TYPES)})")
             s = plan.slot(nbytes(operand), "constant")
             plan.constants[s] = graph.constants[operand.id]
         elif operand.id in output_names:

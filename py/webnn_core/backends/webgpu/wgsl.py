@@ -18,6 +18,17 @@ MAX_GROUPS = 65535  # WebGPU's default maxComputeWorkgroupsPerDimension
 TYPES = {"float32": "f32", "int32": "i32", "uint32": "u32"}
 
 
+# Data types a plan may hold in its buffers: the 4-byte ones, and uint8 packed
+# four to a u32 word (only the kernels in kernels/logical.py take it).
+BUFFER_TYPES = (*TYPES, "uint8")
+
+
+def buffer_bytes(dtype: str, shape) -> int:
+    """A buffer's size: the tensor's bytes, rounded up to whole words (at least one)."""
+    n = count(shape) * (1 if dtype == "uint8" else 4)
+    return max(4, -(-n // 4) * 4)
+
+
 def wgsl_type(dtype: str) -> str:
     return TYPES[dtype]
 
