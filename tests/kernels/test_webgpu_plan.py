@@ -61,7 +61,7 @@ def test_plan_is_plain_data_with_fusion_and_constants():
     assert all(len(step[2]) == 3 for step in sent["steps"])
     conv_wgsl = plan.shaders[plan.steps[0][0]]
     assert "fn act0_(x: f32) -> f32 { return select(x, 0.0, x < 0.0); }" in conv_wgsl
-    assert "var acc = b_[oc];" in conv_wgsl  # bias fused as the accumulator's start
+    assert "var acc: f32 = b_[oc];" in conv_wgsl  # bias fused as the accumulator's start
 
 
 def test_elementwise_chains_fuse_and_temporaries_are_reused():
