@@ -47,6 +47,14 @@ drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.ad
 drop.addEventListener('dragleave', () => drop.classList.remove('over'));
 drop.addEventListener('drop', (e) => { e.preventDefault(); drop.classList.remove('over'); useFile(e.dataTransfer.files[0]); });
 
+// Which backend ran the graph: the gpu device is WebGPU only where an adapter exists.
+function backendName(context) {
+  const b = webnnPolyfill.engineStats.kernels.backend ? webnnPolyfill.engineStats.kernels.backend(context) : null;
+  if (!b || b.backend !== 'webgpu') return 'cpu kernels';
+  if (!b.webgpu) return `cpu kernels: ${b.reason}`;
+  return b.partitions.length ? `cpu kernels: ${b.partitions[b.partitions.length - 1].reason}` : `WebGPU on ${b.adapter}`;
+}
+
 async function imageBlob(source) {
   const sample = $('#sample').value;
   if (!sample && uploaded) return uploaded;
@@ -114,7 +122,7 @@ async function run() {
     setTiming('min', fmtMs(r.minMs));
     const top = topK(r.probabilities, labels, 5);
     topFiveList($('#top5'), top, model.latencyOnly);
-    $('#result-model').textContent = `· ${model.title} on ${dev}${model.latencyOnly ? ' · synthesized logits, labels meaningless' : ''}`;
+    $('#result-model').textContent = `· ${model.title} on ${dev} (${backendName(c.context)})${model.latencyOnly ? ' · synthesized logits, labels meaningless' : ''}`;
     document.body.dataset.model = modelId;
     document.body.dataset.top1 = top[0].label;
     status.done(`${model.title} on ${dev}: top-1 “${top[0].label}”${model.latencyOnly ? ' (meaningless: synthesized logits)' : ''}, median ${fmtMs(r.medianMs)} per inference`);

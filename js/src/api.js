@@ -9,11 +9,12 @@ import {
 } from './webidl.js';
 import { ENGINE, copyFromHeap, engine, heapView, py, pyReply, ref } from './engine.js';
 import {
-  SavedDOMException, SavedMessageChannel, defineDataProperty, hasOwn, isView, jsonParse, savedSetTimeout,
+  SavedDOMException, SavedMessageChannel, SavedUint8Array, defineDataProperty, hasOwn, isView, jsonParse, savedSetTimeout,
   typedArrayBuffer, typedArraySet,
 } from './intrinsics.js';
 import { ENGINE_STATS } from './config.js';
 import { defaultBackendOptions } from './simd.js';
+import { GpuRunner, defaultGpuDevice, isGPUDevice } from './webgpu.js';
 
 // Internal slots of every interface instance: object -> {kind, handle, ...}.
 export const slots = new WeakMap();
@@ -95,7 +96,7 @@ defineOperation(ML.prototype, 'createContext', 0, promiseOperation(function (opt
   let powerPreference = 'default';
   let accelerated = true;
   let gpuDevice = null;
-  if (typeof GPUDevice !== 'undefined' && options instanceof GPUDevice) {
+  if (isGPUDevice(options)) {
     gpuDevice = options;
     deviceType = 'gpu';
   } else {
@@ -105,9 +106,28 @@ defineOperation(ML.prototype, 'createContext', 0, promiseOperation(function (opt
     powerPreference = o.powerPreference;
     accelerated = o.accelerated !== undefined ? o.accelerated : true;
   }
-  return engine().then(() => {
-    const handle = py('create_context', [deviceType, powerPreference, defaultBackendOptions()]);
-    return newContext(handle, deviceType, gpuDevice, accelerated);
+  // A gpu context runs on WebGPU: the GPUDevice it was given, else this
+  // global's own device when an adapter exists; otherwise on the cpu kernels,
+  // with the reason in engineStats.backend(context) and engineStats.webgpu.
+  const device = deviceType !== 'gpu' ? null
+    : gpuDevice ? { device: gpuDevice, adapter: 'the GPUDevice given to createContext()' } : defaultGpuDevice();
+  return Promise.all([engine(), device]).then(([, found]) => {
+    const options = defaultBackendOptions();
+    let runner = null;
+    if (found) {
+      runner = new GpuRunner(found.device, found.adapter);
+      options.webgpu = { token: runner.token, adapter: found.adapter, limits: runner.limits() };
+    } else if (deviceType === 'gpu') {
+      options.webgpu = { reason: ENGINE_STATS.webgpu.reason };
+    }
+    let handle;
+    try {
+      handle = py('create_context', [deviceType, powerPreference, options]);
+    } catch (e) {
+      if (runner) runner.forget();
+      throw e;
+    }
+    return newContext(handle, deviceType, gpuDevice, accelerated, runner);
   });
 }));
 
@@ -115,12 +135,24 @@ defineOperation(ML.prototype, 'createContext', 0, promiseOperation(function (opt
 export class MLContext { constructor(token) { illegalConstructor(token); } }
 defineInterface(MLContext, 'MLContext', 0);
 
-function newContext(handle, deviceType, gpuDevice, accelerated) {
+function newContext(handle, deviceType, gpuDevice, accelerated, gpu) {
   const ctx = new MLContext(INTERNAL);
   let resolveLost;
   const lost = new Promise((r) => { resolveLost = r; });
-  slots.set(ctx, { kind: 'MLContext', handle, deviceType, gpuDevice, accelerated, destroyed: false, lost, resolveLost });
+  const s = { kind: 'MLContext', handle, deviceType, gpuDevice, accelerated, destroyed: false, lost, resolveLost, gpu };
+  slots.set(ctx, s);
   released.register(ctx, ['release', handle]);
+  if (gpu) {
+    // Device loss loses the context: pending reads reject, the context is destroyed.
+    gpu.device.lost.then((info) => {
+      gpu.lost = `the GPU device was lost: ${info && info.message}`;
+      if (s.destroyed) return;
+      s.destroyed = true;
+      try { py('destroy_context', [ref(s.handle)]); } catch (e) { /* engine gone */ }
+      gpu.forget();
+      s.resolveLost({ message: gpu.lost });
+    });
+  }
   return ctx;
 }
 
@@ -145,6 +177,9 @@ ENGINE_STATS.kernels = {
   setLayoutPass: (ctx, on) => kernelDebug(ctx, 'set_layout_pass', !!on),
   setProfiling: (ctx, on) => kernelDebug(ctx, 'set_profiling', !!on),
   resetProfile: (ctx) => kernelDebug(ctx, 'reset_profile'),
+  // The context's backend: cpu, or webgpu (adapter, graphs on the GPU / on the cpu fallback
+  // with the reason, dispatches, uploads, readbacks, op census of what the GPU ran).
+  backend: (ctx) => py('backend_status', [ref(slotOf(ctx, 'MLContext', 'engineStats.kernels.backend: context').handle)]),
   profile: (ctx) => kernelDebug(ctx, 'profile'),
   fallbackReasons: (ctx) => kernelDebug(ctx, 'fallback_reasons'),
   // The core's handle of a context (for Python run in the engine by benchmarks).
@@ -156,6 +191,7 @@ defineOperation(MLContext.prototype, 'destroy', 0, function () {
   if (s.destroyed) return;
   s.destroyed = true;
   py('destroy_context', [ref(s.handle)]);
+  if (s.gpu) s.gpu.forget();
   s.resolveLost({ message: 'The context was destroyed.' });
 });
 
@@ -233,6 +269,7 @@ defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function 
   // it. One copy: out of the heap now, or (BYOB) straight into outputData when
   // the read settles, the snapshot pinned in the engine until then.
   const reply = pyReply('read_tensor', [ref(s.handle), ref(t.handle), !!target]);
+  if (reply.ok && reply.ok.gpuRead) return readFromGpu(s, t, target, reply.ok.gpuRead);
   const length = reply.bytes[1];
   const snapshot = target ? null : copyFromHeap(reply.bytes);
   const unpin = () => { if (reply.pin) py('release', [reply.pin]); };
@@ -242,7 +279,7 @@ defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function 
   }
   // Settle later, rechecking: destroying the tensor or context meanwhile rejects.
   return new Promise((resolve, reject) => {
-    queueSettle(() => {
+    afterEarlierReads(s, null, () => {
       try {
         settle();
       } catch (e) {
@@ -270,6 +307,64 @@ defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function 
     }
   });
 }));
+
+// A tensor whose contents are on the GPU: the copy to a staging buffer is
+// submitted now (after every write and dispatch issued before), the promise
+// settles once it is mapped, rechecking destroyed state like any read.
+function readFromGpu(s, t, target, { buffer, bytes }) {
+  if (target && bytesOf(target).byteLength < bytes) {
+    throw new TypeError(`readTensor: outputData has ${bytesOf(target).byteLength} bytes, the tensor has ${bytes}`);
+  }
+  const mapped = s.gpu.read(buffer, bytes);
+  return new Promise((resolve, reject) => {
+    let data;
+    afterEarlierReads(s, mapped.then((d) => { data = d; }), (failure) => {
+      if (failure) {
+        reject(failure);
+        return;
+      }
+      if (s.destroyed || t.destroyed) {
+        reject(new SavedDOMException('readTensor: the tensor or its context was destroyed before the read completed', 'InvalidStateError'));
+        return;
+      }
+      if (!target) {
+        resolve(typedArrayBuffer(data));
+        return;
+      }
+      const view = bytesOf(target);
+      if (view.byteLength < bytes) {
+        reject(new TypeError('readTensor: outputData was detached or shrunk before the read completed'));
+        return;
+      }
+      typedArraySet(view, data);
+      resolve(undefined);
+    });
+  });
+}
+
+// Reads settle in call order: a read waits for the GPU reads issued before it
+// (`ready`: its own mapping, if it has one). Without GPU reads in flight, a
+// read settles in the next settle task, as on the cpu device.
+function afterEarlierReads(s, ready, settle) {
+  const earlier = s.readTail;
+  if (!earlier && !ready) {
+    queueSettle(() => settle(null));
+    return;
+  }
+  let failure = null;
+  const mine = ready ? ready.catch((e) => { failure = e; }) : null;
+  const tail = Promise.all([earlier, mine]).then(() => new Promise((done) => {
+    queueSettle(() => {
+      try {
+        settle(failure);
+      } finally {
+        done();
+      }
+    });
+  }));
+  s.readTail = tail;
+  tail.then(() => { if (s.readTail === tail) s.readTail = null; });
+}
 
 function tensorRecord(value, what) {
   return convertRecord(value, what, (v, w) => ref(slotOf(v, 'MLTensor', w).handle));
@@ -301,6 +396,7 @@ defineOperation(MLContext.prototype, 'compute', 3, promiseOperation(function (..
   const inputs = viewRecord(args[1], 'compute: inputs');
   const outputs = viewRecord(args[2], 'compute: outputs');
   const temp = [];
+  const gpuReads = [];  // [view, promise of its bytes] for outputs left on the GPU
   const bind = (views, descriptors, kind) => {
     const bound = new NamedRecord();
     for (const [name, view] of views.entries) {
@@ -319,8 +415,10 @@ defineOperation(MLContext.prototype, 'compute', 3, promiseOperation(function (..
     py('dispatch', [ref(s.handle), ref(g.handle), inBound, outBound]);
     for (const [name, view] of outputs.entries) {
       const reply = pyReply('read_tensor', [ref(s.handle), outBound.get(name)]);
-      if (reply.bytes[1] !== view.byteLength) throw new TypeError(`compute: output '${name}' has the wrong byte length`);
-      typedArraySet(bytesOf(view), heapView(reply.bytes));
+      const length = reply.ok && reply.ok.gpuRead ? reply.ok.gpuRead.bytes : reply.bytes[1];
+      if (length !== view.byteLength) throw new TypeError(`compute: output '${name}' has the wrong byte length`);
+      if (reply.ok && reply.ok.gpuRead) gpuReads[gpuReads.length] = [name, s.gpu.read(reply.ok.gpuRead.buffer, length)];
+      else typedArraySet(bytesOf(view), heapView(reply.bytes));
     }
   } finally {
     py('release', temp);
@@ -337,7 +435,13 @@ defineOperation(MLContext.prototype, 'compute', 3, promiseOperation(function (..
     }
     return out;
   };
-  return { graph: args[0], inputs: transfer(inputs), outputs: transfer(outputs) };
+  const result = { graph: args[0], inputs: transfer(inputs), outputs: transfer(outputs) };
+  if (!gpuReads.length) return result;
+  // Outputs on the GPU land in the transferred views once mapped.
+  return Promise.all(gpuReads.map(([name, read]) => read.then((data) => {
+    const view = result.outputs[name];
+    typedArraySet(new SavedUint8Array(view.buffer, view.byteOffset, view.byteLength), data);
+  }))).then(() => result);
 }));
 
 // ------------------------------------------------------------------------ MLTensor
@@ -432,7 +536,8 @@ defineOperation(builderProto, 'build', 1, promiseOperation(function (...args) {
   const graph = new MLGraph(INTERNAL);
   slots.set(graph, { kind: 'MLGraph', handle: built.graph, context: s.context, inputs: built.inputs, outputs: built.outputs, destroyed: false });
   released.register(graph, ['release', built.graph]);
-  return graph;
+  // A graph planned for the GPU is ready once its pipelines are.
+  return s.context.gpu ? s.context.gpu.settled().then(() => graph) : graph;
 }));
 
 // Every op method, generated from its WebIDL signature.

@@ -9,6 +9,8 @@ export const CONFIG = Object.assign(
     // Kernel threads of the cpu backend (null: navigator.hardwareConcurrency). Kernels
     // run on one thread today whatever this says (engineStats.threads says why).
     threads: null,
+    // webgpu: false keeps gpu contexts on the cpu kernels even where WebGPU works.
+    webgpu: true,
     // startup.js: engine snapshots (Cache Storage; buildSnapshot: the one served
     // beside the runtime), fetching the runtime at script load, progress callback.
     snapshot: true, buildSnapshot: true, prefetch: true, onProgress: null },

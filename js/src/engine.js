@@ -11,6 +11,7 @@ import {
   SavedDOMException, SavedUint8Array, jsonParse, typedArrayBuffer, typedArraySet,
 } from './intrinsics.js';
 import { encodeJson } from './webidl.js';
+import { runDeviceCommands } from './webgpu.js';
 
 if (IS_SERVICE_WORKER && typeof globalThis.loadPyodide !== 'function') {
   // Service workers cannot importScripts() after installation, and Pyodide
@@ -85,6 +86,8 @@ function toJsError([name, message, detail]) {
 // optional Uint8Array the engine copies once. Throws the mapped error.
 export function pyReply(method, args, data) {
   const reply = jsonParse(ENGINE.call(method, encodeJson(args), data));
+  // Device commands (webgpu contexts) run now, before the next call reuses the memory they point into.
+  if (reply.gpu) runDeviceCommands(reply.gpu, ENGINE.heap);
   if (reply.error) throw toJsError(reply.error);
   return reply;
 }

@@ -47,6 +47,10 @@ _builder_operands: "weakref.WeakKeyDictionary[GraphBuilder, list]" = weakref.Wea
 _last_out: list = [None]
 # JS function (typed array, address) -> None copying the array into the wasm heap.
 _heap_writer: list = [None]
+# Backends that queue device commands (webgpu): drained into every reply.
+_device_backends: "weakref.WeakSet" = weakref.WeakSet()
+# Arrays the last reply's device commands point into, alive until the next call.
+_device_keep: list = []
 
 
 class _Released:
@@ -133,8 +137,17 @@ def _forget_operands(builder) -> None:
 
 # -- methods ------------------------------------------------------------------
 def create_context(device_type, power_preference, options=None):
-    """`options`: the context's backend options (backends.create_backend), e.g. {"fastPaths": false}."""
-    return _register(Context(device_type, power_preference, options))
+    """`options`: the context's backend options (backends.create_backend), e.g. {"fastPaths": false};
+    a gpu context's {"webgpu": {"token", "adapter"}} when JS holds a GPUDevice for it."""
+    context = Context(device_type, power_preference, options)
+    if hasattr(context.backend, "drain"):
+        _device_backends.add(context.backend)
+    return _register(context)
+
+
+def backend_status(context):
+    """engineStats.backend(ctx): which backend runs the context's graphs, and what it did."""
+    return context.backend.status()
 
 
 def op_support_limits(context):
@@ -197,7 +210,12 @@ def write_tensor(context, tensor, data):
 
 def read_tensor(context, tensor, pin=False):
     """The snapshot's bytes; `pin`: keep them under a handle until JS releases it
-    (a read into the page's buffer copies when it settles, not now)."""
+    (a read into the page's buffer copies when it settles, not now). A tensor
+    whose contents are on the GPU only answers {"gpuRead": {buffer, bytes}}:
+    JS copies that buffer to a staging buffer now and maps it."""
+    on_device = context.device_read(tensor)
+    if on_device is not None:
+        return {"gpuRead": on_device}
     view = context.read_view(tensor)
     return _Bytes(view, pin)
 
@@ -251,7 +269,7 @@ METHODS = {f.__name__: f for f in (
     create_context, op_support_limits, destroy_context, new_builder, builder_input, builder_constant,
     builder_constant_scalar, builder_constant_tensor, builder_op, builder_build, destroy_graph, create_tensor,
     create_constant_tensor, write_tensor, read_tensor, destroy_tensor, dispatch, kernel_debug, release,
-    release_builder)}
+    release_builder, backend_status)}
 _TAKES_DATA = {"builder_constant", "write_tensor", "create_constant_tensor"}
 
 
@@ -263,11 +281,36 @@ def _reply_bytes(result: _Bytes) -> str:
         reply["pin"] = _register(array)
     else:
         _last_out[0] = array
-    return json.dumps(reply)
+    return _with_device(reply)
+
+
+def _device_commands() -> list:
+    """[[token, commands], ...] queued by device backends during this call;
+    arrays become [address, bytes] in the wasm heap, kept until the next call."""
+    out = []
+    for backend in list(_device_backends):
+        commands = backend.drain()
+        if not commands:
+            continue
+        for c in commands:
+            if c[0] == "write":
+                array = c[2]
+                _device_keep.append(array)
+                c[2:] = [int(array.__array_interface__["data"][0]), int(array.nbytes)]
+        out.append([backend.token, commands])
+    return out
+
+
+def _with_device(reply: dict) -> str:
+    commands = _device_commands() if _device_backends else None
+    if commands:
+        reply["gpu"] = commands
+    return json.dumps(reply, allow_nan=False)
 
 
 def call(method: str, payload: str, data=None):
     _last_out[0] = None
+    _device_keep.clear()
     try:
         args = json.loads(payload, object_hook=_decode)
         if method in _TAKES_DATA:
@@ -275,15 +318,15 @@ def call(method: str, payload: str, data=None):
         result = METHODS[method](*args)
         if isinstance(result, _Bytes):
             return _reply_bytes(result)
-        return json.dumps({"ok": result}, allow_nan=False)
+        return _with_device({"ok": result})
     except WebNNError as e:
-        return json.dumps({"error": [e.js_name, e.message]})
+        return _with_device({"error": [e.js_name, e.message]})
     except MemoryError:
         err = UnknownError(f"{method}: out of memory")
-        return json.dumps({"error": [err.js_name, err.message]})
+        return _with_device({"error": [err.js_name, err.message]})
     except Exception:  # an engine bug: surface it, never hang or crash the page
         err = OperationError(f"{method}: internal error in the WebNN engine (details with webnnPolyfill.config.debug)")
-        return json.dumps({"error": [err.js_name, err.message, traceback.format_exc()]})
+        return _with_device({"error": [err.js_name, err.message, traceback.format_exc()]})
 
 
 # -- NNEF (webnn_core.nnef.jsapi, 2.0 via webnn_core.nnef2.jsapi; JS side: js/src/nnef.js) ---

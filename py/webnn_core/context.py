@@ -166,14 +166,23 @@ class Context:
             raise UnknownError(f"{what}: could not allocate {expected} bytes") from None
         tensor.data = self.backend.write(tensor.data, array)
 
-    def read_view(self, tensor: Tensor) -> np.ndarray:
-        """The tensor's contents as of now: a C-contiguous uint8 array that is
-        never written again (no copy when the data already is contiguous)."""
+    def _check_readable(self, tensor: Tensor) -> None:
         self._check_tensor(tensor, "readTensor")
         if tensor.constant:
             raise WebNNTypeError("readTensor: a constant tensor is not readable")
         if not tensor.readable:
             raise WebNNTypeError("readTensor: the tensor is not readable (it was created without readable: true)")
+
+    def device_read(self, tensor: Tensor):
+        """None when `read_view` can answer now; else what the JS shim must read
+        from the device (the webgpu backend's GPU-only contents), as of now."""
+        self._check_readable(tensor)
+        return self.backend.device_read(tensor.data)
+
+    def read_view(self, tensor: Tensor) -> np.ndarray:
+        """The tensor's contents as of now: a C-contiguous uint8 array that is
+        never written again (no copy when the data already is contiguous)."""
+        self._check_readable(tensor)
         try:
             return dtypes.contiguous_bytes(tensor.dtype, self.backend.read(tensor.data))
         except MemoryError:

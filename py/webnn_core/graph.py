@@ -161,6 +161,8 @@ class Graph:
         """Free the plan and the constants now. Nodes and operands point at each
         other, so without this they would wait for Python's cycle collector."""
         self.destroyed = True
+        if self.plan is not None:
+            self.context.backend.release_plan(self.plan)  # device buffers and pipelines go now
         plan_nodes = getattr(self.plan, "nodes", None) or []  # a backend's compiled copies
         nodes = {id(n): n for n in [*self.nodes, *plan_nodes]}
         nodes.update((id(n), n) for n in reachable_nodes(self.outputs.values()))

@@ -130,6 +130,8 @@ def test_classify_squeezenet_mobilenet_upload_and_errors(gpage, server, tmp_path
     assert page.evaluate("document.body.dataset.model") == "mobilenetv2"
     assert "synthesized" in page.inner_text("#result-model")
     assert "gpu" in page.inner_text("#result-model")
+    # Which backend ran it: this Chromium has no WebGPU adapter, so the gpu device says it ran the cpu kernels.
+    assert "(cpu kernels: " in page.inner_text("#result-model"), page.inner_text("#result-model")
     assert page.locator("#top5.meaningless li").count() == 5
     assert "meaningless" in page.inner_text("#status")
     median = page.locator("#timings tr[data-k=median] td.num").inner_text()

@@ -6,8 +6,8 @@ switch, cache and buffer lives in that instance, so two contexts in one page
 never share state.
 
     cpu     numpy reference kernels + the SIMD wasm fast paths (cpu/)
-    webgpu  the skeleton of the WGSL backend; runs on its own cpu fallback
-            until its kernels land (webgpu/)
+    webgpu  WGSL plans executed by the JS shim on a GPUDevice; graphs
+            with ops it has no kernel for run on its cpu fallback (webgpu/)
 
 Dependencies run one way: context -> backends -> graph IR, op registry,
 dtypes, errors. Nothing below imports a backend.
@@ -29,7 +29,9 @@ def create_backend(device_type: str, options: dict | None = None, gpu_device=Non
       fastPaths  False: numpy reference kernels only (cpu and the fallback)
       layoutPass False: NCHW conv/pool chains are not moved to NHWC at build()
                  (for measuring what the pass saves).
-      threads    kernel threads of the cpu backend (default 1; see CpuBackend)."""
+      threads    kernel threads of the cpu backend (default 1; see CpuBackend).
+      webgpu     what the JS shim found for a gpu context: {"token", "adapter"}
+                 when it holds a GPUDevice, {"reason"} when not."""
     options = dict(options or {})
     name = options.get("backend") or DEVICE_BACKENDS[device_type]
     if name not in BACKENDS:
@@ -37,7 +39,8 @@ def create_backend(device_type: str, options: dict | None = None, gpu_device=Non
     fast_paths = options.get("fastPaths", True) is not False
     layout_pass = options.get("layoutPass", True) is not False
     if name == "webgpu":
-        return WebGPUBackend(gpu_device=gpu_device, fast_paths=fast_paths, layout_pass=layout_pass)
+        return WebGPUBackend(gpu_device=gpu_device, fast_paths=fast_paths, layout_pass=layout_pass,
+                             webgpu=options.get("webgpu"))
     threads = options.get("threads")
     threads = 1 if threads is None else threads
     if isinstance(threads, bool) or not isinstance(threads, (int, float)) or threads != threads:

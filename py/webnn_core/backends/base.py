@@ -22,6 +22,9 @@ before it calls the backend; a backend only plans and runs.
     write(storage, array)      copy `array` into it; returns the storage
     read(storage)              its contents as a numpy array (a view: callers
                                that keep it copy it)
+    device_read(storage)       None when read() can answer now; else what the
+                               JS shim must read from the device (webgpu)
+    release_plan(plan)         the graph is destroyed: free what its plan holds
     dispatch(plan, inputs, outputs)
                                run the plan with input storages, writing
                                each output storage; returns name -> storage
@@ -62,6 +65,12 @@ class Backend:
 
     def read(self, storage):  # pragma: no cover - interface
         raise NotImplementedError
+
+    def device_read(self, storage):
+        return None
+
+    def release_plan(self, plan) -> None:
+        pass
 
     def dispatch(self, plan, inputs: dict, outputs: dict) -> dict:  # pragma: no cover - interface
         raise NotImplementedError

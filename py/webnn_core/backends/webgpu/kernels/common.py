@@ -1,0 +1,58 @@
+"""What a kernel template gets and returns.
+
+A template is a function `(call: Call) -> list[Step]` registered for one or
+more op names; it raises `Decline(reason)` for a call it cannot run (a data
+type, a shape), and the planner then places the graph on the cpu fallback,
+saying why. Templates only write WGSL text: buffers, slots and the JS side
+are the planner's and the shim's business."""
+from __future__ import annotations
+
+from ..wgsl import TYPES
+
+
+class Decline(Exception):
+    """This call has no WGSL kernel (the message says why)."""
+
+
+class Scratch:
+    """A temporary buffer a template needs between its own steps."""
+
+    __slots__ = ("nbytes",)
+
+    def __init__(self, nbytes: int):
+        self.nbytes = int(nbytes)
+
+
+class Call:
+    """One node as a kernel sees it: the op's kernel parameters (`attrs`, the
+    op's `infer` attrs), its input and output operands (dtype, shape), its
+    label, and `activation`: (op name, attrs) of an elementwise op the planner
+    fused onto this node's output, or None."""
+
+    __slots__ = ("op", "attrs", "inputs", "outputs", "label", "activation")
+
+    def __init__(self, op, attrs, inputs, outputs, label, activation=None):
+        self.op = op
+        self.attrs = attrs
+        self.inputs = inputs
+        self.outputs = outputs
+        self.label = label
+        self.activation = activation
+
+    def require(self, dtypes=tuple(TYPES), what: str = "") -> None:
+        """Decline unless every operand's data type is one of `dtypes`."""
+        for operand in [*self.inputs, *self.outputs]:
+            if operand is not None and operand.dtype not in dtypes:
+                raise Decline(f"{self.op} on {operand.dtype}{what} has no WGSL kernel")
+
+
+class Step:
+    """One compute pass: WGSL source, its bindings in binding order (operands
+    or Scratch; the last ones are written), and the workgroup counts."""
+
+    __slots__ = ("wgsl", "bindings", "dispatch")
+
+    def __init__(self, wgsl: str, bindings: list, dispatch: list):
+        self.wgsl = wgsl
+        self.bindings = bindings
+        self.dispatch = [int(d) for d in dispatch]

@@ -1,0 +1,231 @@
+"""The gpu device on WebGPU (SwiftShader, headless Chromium): every op the
+webgpu backend puts on the GPU, run through MLTensor write/dispatch/read on
+a gpu context and compared with the numpy reference kernels (a cpu context
+with fast paths off) on the same data; the backend's stats must show that the
+GPU ran it (a graph on the GPU, the op in its census, no partition)."""
+import os
+
+import numpy as np
+import pytest
+
+from conftest import CHROMIUM, CHROMIUM_ARGS, MODELS
+
+pytestmark = pytest.mark.browser
+
+RNG = np.random.default_rng(16)
+WEBGPU_ARGS = ["--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader"]
+
+
+def operand(shape, dtype="float32", constant=False, low=-2.0, high=2.0, positive=False):
+    if dtype == "float32":
+        data = RNG.uniform(0.1 if positive else low, high, size=shape).astype(np.float32)
+    elif dtype == "uint8":
+        data = RNG.integers(int(low), int(high), size=shape).astype(dtype)
+    else:
+        data = RNG.integers(0 if dtype == "uint32" else -20, 20, size=shape).astype(dtype)
+    return {"dataType": dtype, "shape": list(shape), "data": data.ravel().tolist(), "constant": constant}
+
+
+def case(name, expr, ops, tol=1e-5, **operands):
+    return {"name": name, "expr": expr, "ops": ops, "tol": tol, "operands": operands}
+
+
+NAN, INF = float("nan"), float("inf")
+X = dict(x=operand((2, 3, 4)))
+UNARY_FLOAT = ["abs", "neg", "ceil", "floor", "roundEven", "exp", "sin", "cos", "tan", "reciprocal", "sign",
+               "identity", "erf", "relu", "sigmoid", "tanh", "gelu", "hardSwish", "softplus", "softsign"]
+
+CASES = [
+    # WGSL's sin/cos are accurate to 2^-11 absolute on [-pi, pi] (WebGPU spec), tan follows from them.
+    *[case(f"{op}-f32", f"b.{op}(x)", [op], tol=1e-3 if op in ("sin", "cos", "tan") else 2e-5, **X) for op in UNARY_FLOAT],
+    case("log-f32", "b.log(x)", ["log"], tol=2e-5, x=operand((2, 3, 4), positive=True)),
+    case("sqrt-f32", "b.sqrt(x)", ["sqrt"], x=operand((2, 3, 4), positive=True)),
+    case("leakyRelu", "b.leakyRelu(x, {alpha: 0.3})", ["leakyRelu"], **X),
+    case("elu", "b.elu(x, {alpha: 0.7})", ["elu"], tol=2e-5, **X),
+    case("hardSigmoid", "b.hardSigmoid(x, {alpha: 0.3, beta: 0.4})", ["hardSigmoid"], **X),
+    case("linear", "b.linear(x, {alpha: 1.5, beta: -0.5})", ["linear"], **X),
+    case("clamp-f32", "b.clamp(x, {minValue: -0.5, maxValue: 0.75})", ["clamp"], **X),
+    case("clamp-i32", "b.clamp(x, {minValue: -3, maxValue: 5})", ["clamp"], x=operand((3, 5), "int32")),
+    case("relu-i32", "b.relu(x)", ["relu"], x=operand((3, 5), "int32")),
+    case("abs-neg-i32", "b.neg(b.abs(x))", ["abs", "neg"], x=operand((3, 5), "int32")),
+    *[case(f"{op}-broadcast", f"b.{op}(a, c)", [op], a=operand((2, 3, 4)), c=operand((3, 1), constant=True))
+      for op in ("add", "sub", "mul", "div", "max", "min")],
+    case("pow", "b.pow(a, c)", ["pow"], tol=2e-5, a=operand((2, 3), positive=True), c=operand((3,))),
+    case("add-i32", "b.add(a, c)", ["add"], a=operand((4, 3), "int32"), c=operand((3,), "int32")),
+    case("div-u32", "b.div(a, c)", ["div"], a=operand((4, 3), "uint32"), c=operand((4, 1), "uint32")),
+    case("mul-min-i32", "b.min(b.mul(a, c), a)", ["mul", "min"], a=operand((4, 3), "int32"), c=operand((4, 3), "int32")),
+    case("prelu", "b.prelu(x, s)", ["prelu"], x=operand((2, 3, 4)), s=operand((4,), constant=True)),
+    case("cast-f32-i32", "b.cast(x, 'int32')", ["cast"], x=operand((3, 4), low=-50, high=50)),
+    case("cast-i32-f32", "b.cast(x, 'float32')", ["cast"], x=operand((3, 4), "int32")),
+    case("matmul", "b.matmul(a, c)", ["matmul"], tol=1e-4, a=operand((5, 37)), c=operand((37, 19), constant=True)),
+    case("matmul-batched-broadcast", "b.matmul(a, c)", ["matmul"], tol=1e-4,
+         a=operand((2, 1, 6, 20)), c=operand((3, 20, 7))),
+    case("gemm", "b.gemm(a, c, {c: d, alpha: 0.5, beta: 2, aTranspose: true, bTranspose: true})", ["gemm"], tol=1e-4,
+         a=operand((18, 5)), c=operand((7, 18), constant=True), d=operand((7,), constant=True)),
+    case("erf-gelu-tanh-chain", "b.tanh(b.gelu(b.erf(x)))", ["erf", "gelu", "tanh"], tol=2e-5, **X),
+    case("conv2d-gelu-fused", "b.gelu(b.conv2d(x, w))", ["conv2d", "gelu"], tol=1e-4,
+         x=operand((1, 2, 4, 4)), w=operand((3, 2, 2, 2), constant=True)),
+    case("gemm-relu-fused", "b.relu(b.gemm(a, c))", ["gemm", "relu"], tol=1e-4, a=operand((4, 9)), c=operand((9, 3))),
+    case("conv2d-nchw-bias-relu", "b.relu(b.conv2d(x, w, {padding: [1, 1, 1, 1], bias: c}))", ["conv2d", "relu"],
+         tol=1e-4, x=operand((1, 3, 7, 6)), w=operand((4, 3, 3, 3), constant=True), c=operand((4,), constant=True)),
+    case("conv2d-nhwc-ohwi-strided", "b.conv2d(x, w, {strides: [2, 2], dilations: [1, 2], padding: [0, 1, 2, 1],"
+         " inputLayout: 'nhwc', filterLayout: 'ohwi'})", ["conv2d"], tol=1e-4,
+         x=operand((2, 8, 9, 3)), w=operand((5, 2, 3, 3), constant=True)),
+    case("conv2d-grouped-hwio-clamp", "b.clamp(b.conv2d(x, w, {groups: 2, filterLayout: 'hwio'}), {minValue: 0, maxValue: 6})",
+         ["conv2d", "clamp"], tol=1e-4, x=operand((1, 4, 5, 5)), w=operand((3, 3, 2, 6), constant=True)),
+    case("conv2d-depthwise-nhwc-ihwo", "b.conv2d(x, w, {groups: 4, inputLayout: 'nhwc', filterLayout: 'ihwo', padding: [1, 1, 1, 1]})",
+         ["conv2d"], tol=1e-4, x=operand((1, 6, 6, 4)), w=operand((1, 3, 3, 4), constant=True)),
+    case("averagePool2d-padded", "b.averagePool2d(x, {windowDimensions: [3, 3], padding: [1, 1, 1, 1], strides: [2, 2]})",
+         ["averagePool2d"], x=operand((1, 2, 7, 7))),
+    case("averagePool2d-global", "b.averagePool2d(x)", ["averagePool2d"], x=operand((1, 3, 5, 4))),
+    case("maxPool2d-ceil-nhwc", "b.maxPool2d(x, {windowDimensions: [3, 3], strides: [2, 2], layout: 'nhwc',"
+         " outputShapeRounding: 'ceil'})", ["maxPool2d"], x=operand((1, 8, 8, 3))),
+    case("maxPool2d-i32", "b.maxPool2d(x, {windowDimensions: [2, 2]})", ["maxPool2d"], x=operand((1, 2, 4, 4), "int32")),
+    case("l2Pool2d", "b.l2Pool2d(x, {windowDimensions: [2, 2], strides: [2, 2]})", ["l2Pool2d"], tol=1e-5,
+         x=operand((1, 2, 4, 6))),
+    *[case(f"{op}", f"b.{op}(x, {{axes: [0, 2]}})", [op], tol=2e-5, x=operand((3, 4, 5), positive=True))
+      for op in ("reduceSum", "reduceMean", "reduceMax", "reduceMin", "reduceProduct", "reduceL1", "reduceL2",
+                 "reduceSumSquare", "reduceLogSum", "reduceLogSumExp")],
+    case("reduceSum-keep-all", "b.reduceSum(x, {keepDimensions: true})", ["reduceSum"], tol=2e-5, x=operand((3, 4, 5))),
+    case("reduceMax-i32", "b.reduceMax(x, {axes: [1]})", ["reduceMax"], x=operand((3, 4), "int32")),
+    case("softmax-axis1", "b.softmax(x, 1)", ["softmax"], tol=1e-5, x=operand((2, 5, 3))),
+    case("batchNormalization", "b.batchNormalization(x, m, v, {scale: s, bias: c, axis: 1, epsilon: 1e-3})",
+         ["batchNormalization"], tol=2e-5, x=operand((2, 3, 4)), m=operand((3,), constant=True),
+         v=operand((3,), constant=True, positive=True), s=operand((3,), constant=True), c=operand((3,), constant=True)),
+    case("instanceNormalization-nhwc", "b.instanceNormalization(x, {scale: s, layout: 'nhwc'})",
+         ["instanceNormalization"], tol=1e-4, x=operand((2, 3, 4, 5)), s=operand((5,), constant=True)),
+    case("layerNormalization-axes", "b.layerNormalization(x, {bias: c, axes: [2, 0]})", ["layerNormalization"],
+         tol=1e-4, x=operand((3, 2, 4)), c=operand((4, 3), constant=True)),
+    case("concat-transpose-reshape", "b.reshape(b.transpose(b.concat([a, c], 1), {permutation: [2, 0, 1]}), [4, 10])",
+         ["concat", "transpose", "reshape"], a=operand((2, 3, 4)), c=operand((2, 2, 4), constant=True)),
+    case("slice-expand", "b.expand(b.slice(x, [0, 1, 1], [1, 2, 3], {strides: [1, 1, 2]}), [3, 2, 2])",
+         ["slice", "expand"], x=operand((2, 4, 5))),
+    case("gather-i32-negative", "b.gather(x, k, {axis: 1})", ["gather"], x=operand((2, 5, 3)),
+         k=operand((2, 2), "int32", constant=True)),
+    case("gatherElements-u32", "b.gatherElements(x, k, {axis: 0})", ["gatherElements"], x=operand((3, 4), "int32"),
+         k=operand((2, 4), "uint32")),
+    case("argMax-keep", "b.argMax(x, 1, {keepDimensions: true})", ["argMax"], x=operand((3, 5, 2))),
+    case("argMin-i32", "b.argMin(x, 0)", ["argMin"], x=operand((4, 3), "int32")),
+    # uint8 (boolean) tensors are packed four to a word: odd sizes check the padding.
+    *[case(f"{op}-broadcast", f"b.{op}(a, c)", [op], a=operand((3, 5), "int32"), c=operand((5,), "int32"))
+      for op in ("equal", "notEqual", "greater", "greaterOrEqual", "lesser", "lesserOrEqual")],
+    case("lesser-f32-odd", "b.lesser(a, c)", ["lesser"], a=operand((7,)), c=operand((1,))),
+    case("logical-chain", "b.logicalXor(b.logicalAnd(b.greater(a, c), b.logicalNot(b.equal(a, c))), b.logicalOr(p, q))",
+         ["logicalXor", "logicalAnd", "logicalOr", "logicalNot", "greater", "equal"],
+         a=operand((3, 3), "int32"), c=operand((3, 3), "int32"), p=operand((3, 3), "uint8", low=0, high=3),
+         q=operand((3, 1), "uint8", low=0, high=3)),
+    # NaN and infinities come in as data: WGSL leaves log(-1) and 1/0 to the implementation.
+    case("isNaN-isInfinite", "[b.isNaN(x), b.isInfinite(b.neg(x))]", ["isNaN", "isInfinite"],
+         x={**operand((2, 5)), "data": [NAN, INF, -INF, 0.0, 1.5, -2.0, NAN, 3.0, INF, -0.0]}),
+    case("where-broadcast", "b.where(b.greater(x, t), t, f)", ["where", "greater"], x=operand((2, 3, 1)),
+         t=operand((3, 4)), f=operand((1, 4), constant=True)),
+    case("split-pad-tile-reverse", "b.split(x, [1, 3], {axis: 1}).map((o, i) => i ? b.reverse(b.tile(o, [1, 1, 2])) :"
+         " b.pad(o, [1, 0, 2], [0, 1, 0], {value: 7}))", ["split", "pad", "tile", "reverse"], x=operand((2, 4, 3), "int32")),
+]
+
+
+@pytest.fixture(scope="module")
+def webgpu_page(playwright, server):
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS + WEBGPU_ARGS)
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{server}/test-pages/webgpu.html")
+    why = page.evaluate("window.webgpuReady")
+    if why:
+        browser.close()
+        pytest.skip(f"WebGPU unavailable in this Chromium ({why})")
+    yield page
+    browser.close()
+
+
+@pytest.fixture(scope="module")
+def op_results(webgpu_page):
+    cases = [{k: c[k] for k in ("name", "expr", "operands")} for c in CASES]
+    return webgpu_page.evaluate("(cases) => window.runCases(cases)", cases)
+
+
+def test_gpu_context_uses_webgpu(op_results):
+    status = op_results["status"]
+    assert status["backend"] == "webgpu" and status["webgpu"] is True, status
+    assert op_results["webgpu"]["available"] is True
+
+
+@pytest.mark.parametrize("c", CASES, ids=[c["name"] for c in CASES])
+def test_op_on_gpu_matches_numpy_reference(op_results, c):
+    result = next(r for r in op_results["results"] if r["name"] == c["name"])
+    assert "error" not in result, result.get("error")
+    # The GPU ran it: one more graph placed on the GPU, a GPU dispatch, the op in the census.
+    before, after = result["before"], result["after"]
+    assert after.get("graphs_gpu", 0) == before.get("graphs_gpu", 0) + 1, result["partitions"]
+    assert after.get("graphs_cpu", 0) == before.get("graphs_cpu", 0)
+    assert after.get("dispatches_gpu", 0) == before.get("dispatches_gpu", 0) + 1
+    for op in c["ops"]:
+        assert result["gpuOps"].get(op, 0) >= 1, (op, result["gpuOps"])
+    for name, ref in result["cpu"].items():
+        got = result["gpu"][name]
+        assert got["shape"] == ref["shape"] and got["dataType"] == ref["dataType"]
+        expected = np.array(ref["data"], dtype=np.float64)
+        actual = np.array(got["data"], dtype=np.float64)
+        if ref["dataType"] == "float32":
+            np.testing.assert_allclose(actual, expected, rtol=c["tol"], atol=c["tol"], err_msg=c["name"])
+        else:
+            np.testing.assert_array_equal(actual, expected, err_msg=c["name"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model, weights_dir, conv2d, concat", [
+    ("squeezenet", "squeezenet1.0_nhwc", 26, 8), ("mobilenetv2", "mobilenetv2_nhwc", 53, 0)])
+def test_model_runs_wholly_on_gpu(webgpu_page, server, model, weights_dir, conv2d, concat):
+    """SqueezeNet classifies test.jpg as "lesser panda" on the gpu device; both models
+    run as one GPU graph (no partition) and agree with the cpu device."""
+    if not (MODELS / weights_dir / "weights").exists():
+        pytest.skip(f"{weights_dir} weights not found under {MODELS}")
+    page = webgpu_page.context.new_page()
+    page.set_default_timeout(600_000)
+    page.goto(f"{server}/test-pages/models_gpu.html")
+    runs = int(os.environ.get("WEBGPU_MODEL_RUNS", "1"))  # more for timings (docs/performance.md)
+    result = page.evaluate(f"window.runModel('{model}', {runs})")
+    page.close()
+    assert "error" not in result, result
+    # Timings (each run: write, dispatch, read) for docs; run with -s to see them.
+    print(f"\n{model}: gpu {[round(t) for t in result['gpuTimes']]} ms, cpu {[round(t) for t in result['cpuTimes']]} ms"
+          f" (adapter: {result['webgpu']['adapter']})")
+    if model == "squeezenet":
+        assert result["gpuTop5"][0]["label"] == "lesser panda", result["gpuTop5"]
+    assert [t["label"] for t in result["gpuTop5"]] == [t["label"] for t in result["cpuTop5"]]
+    assert result["maxDiff"] < 1e-4, result["maxDiff"]
+    backend = result["backend"]
+    assert backend["webgpu"] is True and backend["partitions"] == [], backend
+    counts = backend["counts"]
+    assert counts.get("graphs_gpu") == 1 and counts.get("dispatches_gpu") == runs and counts.get("dispatches_cpu", 0) == 0
+    assert backend["gpu_ops"]["conv2d"] == runs * conv2d and backend["gpu_ops"].get("concat", 0) == runs * concat
+
+
+def test_tensor_timeline_on_gpu(webgpu_page):
+    r = webgpu_page.evaluate("window.timeline()")
+    assert r["values"] == {"r1": [3, 5, 7, 9], "rx": [10, 20, 30, 40], "r2": [21, 41, 61, 81],
+                           "r3": [13, 33, 53, 73]}
+    assert r["order"] == ["r1", "rx", "r2", "r3"]  # reads settle in call order
+    assert r["destroyed"] == "InvalidStateError"
+    c = r["counts"]
+    assert c["graphs_gpu"] == 2 and c["dispatches_gpu"] == 4 and c.get("dispatches_cpu", 0) == 0, c
+    assert c["writes"] == 2 and c.get("uploads", 0) == 0, c  # writeTensor went to the GPU at once
+    assert c["readbacks"] == 4, c  # r1, r2 (BYOB), r3 and the destroyed one mapped staging buffers; rx did not
+
+
+def test_context_on_a_given_gpudevice_uses_that_device(webgpu_page):
+    r = webgpu_page.evaluate("window.givenDevice()")
+    assert r["y"] == [1, 2, 3] and r["webgpu"] is True and r["accelerated"] is True
+    assert "given to createContext" in r["adapter"]
+    # Destroying the page's device loses the context built on it, and no other.
+    assert "lost" in r["lost"], r["lost"]
+    assert r["afterLoss"] == "InvalidStateError"
+    assert r["otherLost"] is False
+
+
+def test_ops_without_wgsl_kernel_are_partitioned_and_counted(webgpu_page):
+    r = webgpu_page.evaluate("window.partition()")
+    assert r["y"] == [1, 3, 6, 10] and r["w"] == [-1, -2, -3, -4]
+    assert [p["reason"] for p in r["partitions"]] == ["cumulativeSum has no WGSL kernel"]
+    assert r["counts"]["graphs_cpu"] == 1 and r["counts"]["dispatches_cpu"] == 1 and r["counts"]["graphs_gpu"] == 1
+    assert r["refused"].startswith("NotSupportedError: dispatch: input 'x' was last written by a graph that ran on the GPU")

@@ -1,0 +1,159 @@
+"""The webgpu backend's Python side, natively (no browser): what the planner
+makes of a graph (plain data, fusion, buffer reuse, the reason a graph is
+placed on the cpu fallback), the command protocol, and tensor residency.
+Running the WGSL itself is tests/browser/test_webgpu.py's job."""
+import json
+
+import numpy as np
+import pytest
+
+from webnn_core import Context
+from webnn_core.backends.webgpu import GpuTensor, WebGPUBackend
+from webnn_core.errors import NotSupportedError
+
+ACTIVE = {"webgpu": {"token": 7, "adapter": "test adapter"}}
+
+
+def gpu_context():
+    return Context("gpu", options=ACTIVE)
+
+
+def conv_graph(ctx):
+    b = ctx.graph_builder()
+    x = b.input("x", {"dataType": "float32", "shape": [1, 4, 8, 8]})
+    w = b.constant({"dataType": "float32", "shape": [6, 4, 3, 3]}, np.ones((6, 4, 3, 3), np.float32))
+    bias = b.constant({"dataType": "float32", "shape": [6]}, np.arange(6, dtype=np.float32))
+    y = b.relu(b.conv2d(x, w, padding=[1, 1, 1, 1], bias=bias))
+    z = b.averagePool2d(y)
+    s = b.softmax(b.reshape(z, [1, 6]), 1)
+    return b.build({"s": s, "y": y})
+
+
+def test_without_webgpu_a_gpu_context_runs_the_cpu_kernels_and_says_why():
+    ctx = Context("gpu")
+    assert isinstance(ctx.backend, WebGPUBackend) and ctx.backend.active is False
+    status = ctx.backend.status()
+    assert status["webgpu"] is False and "cpu kernels" in status["reason"]
+    g = conv_graph(ctx)
+    assert g.plan.gpu is None and ctx.backend.drain() == []
+    out = ctx.compute(g, {"x": np.ones((1, 4, 8, 8), np.float32)})
+    assert out["s"].shape == (1, 6)
+    # The reason JS found is kept.
+    assert Context("gpu", options={"webgpu": {"reason": "no adapter"}}).backend.status()["reason"] == "no adapter"
+
+
+def test_plan_is_plain_data_with_fusion_and_constants():
+    ctx = gpu_context()
+    g = conv_graph(ctx)
+    plan = g.plan.gpu
+    assert plan is not None and g.plan.reason is None
+    # conv2d + bias + relu is one shader writing the graph output y directly.
+    assert dict(plan.ops) == {"conv2d": 1, "relu": 1, "averagePool2d": 1, "reshape": 1, "softmax": 1}
+    assert plan.fused == 1 and len(plan.steps) == 4
+    kinds = [s["kind"] for s in plan.slots]
+    assert kinds.count("input") == 1 and kinds.count("output") == 2 and kinds.count("constant") == 2
+    assert plan.slots[plan.inputs["x"]]["bytes"] == 4 * 4 * 8 * 8
+    commands = ctx.backend.drain()
+    assert [c[0] for c in commands].count("write") == 2  # weights and bias, once, at build()
+    sent = next(c[2] for c in commands if c[0] == "plan")
+    json.dumps(sent)  # what JS gets is JSON
+    assert sent["slots"][plan.inputs["x"]] == -1 and sent["slots"][plan.outputs["s"]] == -2
+    assert all(len(step[2]) == 3 for step in sent["steps"])
+    conv_wgsl = plan.shaders[plan.steps[0][0]]
+    assert "fn act0_(x: f32) -> f32 { return select(x, 0.0, x < 0.0); }" in conv_wgsl
+    assert "var acc: f32 = b_[oc];" in conv_wgsl  # bias fused as the accumulator's start
+
+
+def test_elementwise_chains_fuse_and_temporaries_are_reused():
+    ctx = gpu_context()
+    b = ctx.graph_builder()
+    x = b.input("x", {"dataType": "float32", "shape": [64]})
+    y = x
+    for _ in range(6):
+        y = b.add(b.exp(b.neg(y)), x)
+    g = b.build({"y": b.clamp(b.sigmoid(y), minValue=0.25)})
+    plan = g.plan.gpu
+    # The first neg takes exp as its epilogue, each add the next neg -> exp, the
+    # last add sigmoid -> clamp: 7 shaders run for 20 nodes.
+    assert len(plan.steps) == 7 and plan.fused == 13
+    assert "return act1_(act0_(x));" in plan.shaders[plan.steps[-1][0]]
+    temps = [s for s in plan.slots if s["kind"] == "temp"]
+    assert len(temps) == 2  # 12 intermediates live in two buffers
+
+
+@pytest.mark.parametrize("build, reason", [
+    (lambda b, x: b.cumulativeSum(x, 0), "cumulativeSum has no WGSL kernel"),
+    (lambda b, x: b.gather(x, b.constant({"dataType": "int64", "shape": [1]}, np.zeros(1, np.int64))),
+     "gather of float32 with int64 indices has no WGSL kernel"),
+    (lambda b, x: b.cast(x, "float16"), "output 'y' is float16"),
+    (lambda b, x: b.cast(x, "int8"), "output 'y' is int8"),
+    (lambda b, x: b.cast(b.greater(x, x), "float32"), "cast from uint8 to float32 has no WGSL kernel"),
+])
+def test_graphs_without_kernels_go_to_the_cpu_fallback_with_the_reason(build, reason):
+    ctx = gpu_context()
+    b = ctx.graph_builder()
+    x = b.input("x", {"dataType": "float32", "shape": [4]})
+    g = b.build({"y": build(b, x)})
+    assert g.plan.gpu is None and reason in g.plan.reason
+    status = ctx.backend.status()
+    assert status["counts"]["graphs_cpu"] == 1 and reason in status["partitions"][0]["reason"]
+
+
+def test_tensor_residency_and_command_order():
+    ctx = gpu_context()
+    backend = ctx.backend
+    b = ctx.graph_builder()
+    x = b.input("x", {"dataType": "float32", "shape": [4]})
+    g = b.build({"y": b.abs(x)})
+    backend.drain()
+    tx = ctx.create_tensor({"dataType": "float32", "shape": [4], "writable": True, "readable": True})
+    ty = ctx.create_tensor({"dataType": "float32", "shape": [4], "readable": True})
+    ctx.write_tensor(tx, np.array([-1, 2, -3, 4], np.float32))
+    ctx.dispatch(g, {"x": tx}, {"y": ty})
+    commands = backend.drain()
+    assert [c[0] for c in commands] == ["buffer", "buffer", "write", "run"]
+    assert commands[3][2] == [tx.data.buffer, ty.data.buffer]
+    assert isinstance(ty.data, GpuTensor) and ty.data.array is None  # only the GPU has it now
+    assert ctx.device_read(ty) == {"buffer": ty.data.buffer, "bytes": 16}
+    assert ctx.device_read(tx) is None  # the host copy of a write is current
+    # A GPU result cannot feed a graph on the cpu fallback synchronously.
+    b2 = ctx.graph_builder()
+    z = b2.input("z", {"dataType": "float32", "shape": [4]})
+    g2 = b2.build({"w": b2.cumulativeSum(z, 0)})
+    tw = ctx.create_tensor({"dataType": "float32", "shape": [4], "readable": True})
+    with pytest.raises(NotSupportedError, match="last written by a graph that ran on the GPU"):
+        ctx.dispatch(g2, {"z": ty}, {"w": tw})
+    # A host result of a cpu-placed graph is uploaded once when a GPU graph reads it.
+    ctx.dispatch(g2, {"z": tx}, {"w": tw})
+    assert tw.data.array.tolist() == [-1.0, 1.0, -2.0, 2.0] and not tw.data.on_gpu
+    b3 = ctx.graph_builder()
+    v = b3.input("v", {"dataType": "float32", "shape": [4]})
+    g3 = b3.build({"u": b3.neg(v)})
+    tu = ctx.create_tensor({"dataType": "float32", "shape": [4], "readable": True})
+    backend.drain()
+    ctx.dispatch(g3, {"v": tw}, {"u": tu})
+    assert [c[0] for c in backend.drain()] == ["write", "run"] and backend.counts["uploads"] == 1
+    # Destroying frees the device's buffers and plans.
+    buffer, plan_id = ty.data.buffer, g3.plan.id
+    ty.destroy()
+    g3.destroy()
+    assert backend.drain() == [["free", buffer], ["drop", plan_id]]
+
+
+def test_two_gpu_contexts_share_nothing():
+    a, b = gpu_context(), Context("gpu", options={"webgpu": {"token": 8, "adapter": "x"}})
+    assert a.backend is not b.backend and a.backend.fallback is not b.backend.fallback
+    conv_graph(a)
+    assert b.backend.drain() == [] and a.backend.drain() != []
+
+
+def test_device_limits_bound_the_plan_and_the_tensors():
+    ctx = Context("gpu", options={"webgpu": {"token": 9, "adapter": "small",
+                                             "limits": {"maxStorageBufferBindingSize": 1024, "maxBufferSize": 2048}}})
+    b = ctx.graph_builder()
+    x = b.input("x", {"dataType": "float32", "shape": [512]})
+    g = b.build({"y": b.relu(x)})
+    assert g.plan.gpu is None and "exceeds the device's maxStorageBufferBindingSize (1024)" in g.plan.reason
+    small = ctx.create_tensor({"dataType": "float32", "shape": [512], "writable": True})
+    big = ctx.create_tensor({"dataType": "float32", "shape": [1024], "writable": True})
+    assert small.data.buffer is not None and big.data.buffer is None  # past maxBufferSize: host only
