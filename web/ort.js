@@ -2,7 +2,7 @@
 // through its WebNN execution provider (on this polyfill) and through its own wasm kernels.
 // Which EP really ran is told by counting the WebNN graphs ORT built and dispatched: the page
 // instruments its own view of the API (the polyfill itself patches nothing).
-import { $, catchGlobalErrors, carryQuery, showError, fmtMs } from './lib/ui.js';
+import { $, catchGlobalErrors, carryQuery, showError, fmtMs, loadScript } from './lib/ui.js';
 
 const ORT_URL = '/ort/ort.min.js';  // tools/serve.py mounts the onnxruntime-web that ./dev serve installed
 const MODEL_URL = '/generated/digits-mlp.onnx';
@@ -14,16 +14,6 @@ function count(proto, name, key) {
   Object.defineProperty(proto, name, {
     configurable: true, writable: true, enumerable: false,
     value: function (...args) { counts[key] += 1; return original.apply(this, args); },
-  });
-}
-
-function loadScript(url) {
-  return new Promise((resolve, reject) => {
-    const s = document.createElement('script');
-    s.src = url;
-    s.onload = resolve;
-    s.onerror = () => reject(new Error(`could not load ${url}`));
-    document.head.appendChild(s);
   });
 }
 

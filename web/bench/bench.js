@@ -12,7 +12,7 @@ import { imageToTensor, topK, fetchLabels } from '../lib/image.js';
 import { resolveWeights } from '../lib/weights.js';
 import { seededRandom } from '../lib/mobilenetv2.js';
 import { TF_MODELS } from '../lib/tfjs-models.js';
-import { $, Status, fmtMs, showError, carryQuery } from '../lib/ui.js';
+import { $, Status, fmtMs, showError, carryQuery, loadScript } from '../lib/ui.js';
 
 const cfg = self.GALLERY_CONFIG;
 const q = new URLSearchParams(location.search);
@@ -55,16 +55,6 @@ function randomData(shape, seed) {
 
 function summary(times) {
   return { medianMs: median(times), minMs: Math.min(...times), n: times.length };
-}
-
-function loadScript(url) {
-  return new Promise((resolve, reject) => {
-    const s = document.createElement('script');
-    s.src = url;
-    s.onload = resolve;
-    s.onerror = () => reject(new Error(`could not load ${url}`));
-    document.head.appendChild(s);
-  });
 }
 
 // ------------------------------------------------------------------ polyfill

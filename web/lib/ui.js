@@ -183,3 +183,14 @@ export function topFiveList(ol, top, meaningless = false) {
     ol.append(li);
   }
 }
+
+// Insert a classic script and wait for it (engines and libraries the pages time or probe).
+export function loadScript(url) {
+  return new Promise((resolve, reject) => {
+    const s = document.createElement('script');
+    s.src = url;
+    s.onload = resolve;
+    s.onerror = () => reject(new Error(`could not load ${url}`));
+    document.head.appendChild(s);
+  });
+}
