@@ -30,10 +30,6 @@ def pytest_addoption(parser):
                           "webkit, a comma list, or all (default chromium)")
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "all_engines: runs in chromium, firefox and webkit whatever --browser says")
-
-
 def selected_engines(config) -> list:
     value = config.getoption("--browser")
     names = list(engines.ENGINES) if value == "all" else [v.strip() for v in value.split(",") if v.strip()]
