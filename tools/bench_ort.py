@@ -10,7 +10,7 @@ cross-origin isolated and ORT may start its thread pool), and ORT's WebNN EP
 The models are built by tools/bench_ort/models.py with the PyPI `onnx` package
 (onnx's shipped light nets with seeded random weights, a 2-layer MLP, one
 transformer block) into .cache/ort-bench/; onnxruntime-web (pinned) is
-installed from npm into .cache/ort-web/ on first use (tools/npm_cache.py). Each
+installed from npm into .cache/node-ort/<version>/ on first use (tools/ort_web.ensure_ort). Each
 configuration runs in a fresh browser; per model: session create, the first
 session.run, then the median and min of N session.run (fewer when --budget
 seconds pass, at least 3). Prints a markdown table; --markdown writes it between
@@ -33,11 +33,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE / "bench_ort"))
 import models as ort_models  # noqa: E402
-import npm_cache  # noqa: E402
+import ort_web  # noqa: E402
 import serve  # noqa: E402
 
-ORT_WEB_VERSION = "1.30.0"  # the newest 1.x on npm when this was written
-ORT_DIR = ROOT / ".cache" / "ort-web"
+ORT_WEB_VERSION = ort_web.ORT_VERSION  # one pinned onnxruntime-web for the bench and the client suite
+ORT_DIR = ort_web.NODE_DIR / ORT_WEB_VERSION
 MODEL_DIR = ROOT / ".cache" / "ort-bench"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -225,7 +225,7 @@ def main(argv=None) -> int:
     except ImportError:
         print("bench_ort: the PyPI `onnx` package is missing (./dev setup installs it)", file=sys.stderr)
         return 2
-    problem = npm_cache.ensure(ORT_DIR, {"onnxruntime-web": ORT_WEB_VERSION}, "onnxruntime-web for tools/bench_ort.py")
+    problem = ort_web.ensure_ort(ORT_WEB_VERSION)
     if problem:
         print(f"bench_ort: {problem}", file=sys.stderr)
         return 2

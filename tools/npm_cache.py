@@ -1,6 +1,7 @@
 """Pinned npm packages for the benchmarks, installed once into an ignored
 folder under .cache/ (never committed, never bundled): TF.js for
-tools/bench.py, onnxruntime-web for tools/bench_ort.py.
+tools/bench.py; onnxruntime-web (through tools/ort_web.ensure_ort, one folder per
+version) for the ORT client suite, the gallery's ORT card and tools/bench_ort.py.
 
     from npm_cache import ensure
     problem = ensure(ROOT / ".cache" / "node", {"@tensorflow/tfjs-core": "4.22.0"}, "TF.js for tools/bench.py")
@@ -25,9 +26,11 @@ def installed(folder: Path, packages: dict) -> bool:
     return True
 
 
-def ensure(folder: Path, packages: dict, purpose: str) -> str | None:
+def ensure(folder: Path, packages: dict, purpose: str, npm_args=(), timeout: float = 900) -> str | None:
     """Install `packages` ({name: exact version}) into folder/node_modules unless
-    they are there; None when ready, else a sentence saying why not."""
+    they are there; None when ready, else a sentence saying why not. `npm_args`:
+    extra npm flags (short fetch timeouts where an unreachable registry must be a
+    quick, clear skip)."""
     if installed(folder, packages):
         return None
     npm = shutil.which("npm")
@@ -40,8 +43,11 @@ def ensure(folder: Path, packages: dict, purpose: str) -> str | None:
         "dependencies": packages}, indent=2) + "\n")
     print(f"npm_cache: installing {', '.join(f'{k}@{v}' for k, v in packages.items())} into {folder} (npm)",
           file=sys.stderr, flush=True)
-    proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=folder,
-                          capture_output=True, text=True, timeout=900)
+    try:
+        proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error", *npm_args], cwd=folder,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"npm install timed out after {timeout:g} s (is the npm registry reachable?)"
     if proc.returncode != 0 or not installed(folder, packages):
         return f"npm install failed: {(proc.stderr or proc.stdout).strip()[-500:]}"
     return None

@@ -28,8 +28,6 @@ import json
 import os
 import platform
 import re
-import shutil
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -39,6 +37,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import npm_cache  # noqa: E402
 import ort_cases  # noqa: E402
 import serve  # noqa: E402
 
@@ -66,34 +65,11 @@ def ort_dir(version: str = ORT_VERSION) -> Path:
 
 
 def ensure_ort(version: str = ORT_VERSION) -> str | None:
-    """npm install onnxruntime-web@version into .cache/node-ort/<version>; None when ready, else why not."""
-    meta = ort_dir(version) / "package.json"
-    folder = NODE_DIR / version
-
-    def installed() -> bool:
-        return meta.exists() and json.loads(meta.read_text()).get("version") == version
-
-    if installed():
-        return None
-    npm = shutil.which("npm")
-    if not npm:
-        return "npm not found (onnxruntime-web could not be installed)"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "package.json").write_text(json.dumps({
-        "name": "webnn-polyfill-ort-web", "private": True,
-        "description": "onnxruntime-web for tools/ort_web.py (not committed)",
-        "dependencies": {ORT_PACKAGE: version}}, indent=2) + "\n")
-    log(f"installing {ORT_PACKAGE} {version} into {folder.relative_to(ROOT)} (npm)")
-    try:
-        # short fetch timeouts: an unreachable registry is a quick, clear skip, not a long hang
-        proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error",
-                               "--fetch-timeout=30000", "--fetch-retries=1"], cwd=folder,
-                              capture_output=True, text=True, timeout=300)
-    except subprocess.TimeoutExpired:
-        return "npm install timed out (is the npm registry reachable?)"
-    if proc.returncode != 0 or not installed():
-        return f"npm install {ORT_PACKAGE}@{version} failed: {(proc.stderr or proc.stdout).strip()[-400:]}"
-    return None
+    """npm install onnxruntime-web@version into .cache/node-ort/<version> (the one install the client
+    suite, the gallery's ORT card and tools/bench_ort.py share); None when ready, else why not."""
+    # short fetch timeouts: an unreachable registry is a quick, clear skip, not a long hang
+    return npm_cache.ensure(NODE_DIR / version, {ORT_PACKAGE: version}, f"{ORT_PACKAGE} {version}",
+                            npm_args=("--fetch-timeout=30000", "--fetch-retries=1"), timeout=300)
 
 
 def testdata(version: str = ORT_VERSION) -> Path | None:
