@@ -29,17 +29,16 @@ reported as unavailable; the rest of the run goes on. Needs a built dist/
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import machine  # noqa: E402
 import npm_cache  # noqa: E402
 import serve  # noqa: E402
 from progress import Progress  # noqa: E402
@@ -81,14 +80,6 @@ def ensure_tfjs() -> str | None:
 
 
 def machine_info(engine: str, browser_version: str | None) -> dict:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     mem = None
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
@@ -96,19 +87,11 @@ def machine_info(engine: str, browser_version: str | None) -> dict:
                 mem = f"{int(line.split()[1]) / 2**20:.0f} GiB"
     except OSError:
         pass
-    try:
-        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        load = None
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True).stdout.strip() or None
-    except OSError:
-        commit = None
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory": mem, "os": f"{platform.system()} {platform.release()}",
-            "browser": f"{ENGINE_NAMES.get(engine, engine)} {browser_version} (headless)", "loadavg_at_start": load,
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "commit": commit, "tfjs": TFJS_VERSION}
+    return {"cpu": machine.cpu_model(), "cores": os.cpu_count(), "memory": mem,
+            "os": f"{platform.system()} {platform.release()}",
+            "browser": f"{ENGINE_NAMES.get(engine, engine)} {browser_version} (headless)",
+            "loadavg_at_start": machine.load_average(), "date": machine.utc_now(),
+            "commit": machine.commit(), "tfjs": TFJS_VERSION}
 
 
 # ------------------------------------------------------------------ running

@@ -19,11 +19,8 @@ seconds pass, at least 3). Prints a markdown table; --markdown writes it between
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -32,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE / "bench_ort"))
+import machine  # noqa: E402
 import models as ort_models  # noqa: E402
 import ort_web  # noqa: E402
 import serve  # noqa: E402
@@ -103,17 +101,9 @@ def ratio(a, b) -> str:
     return "–" if a is None or b is None or b <= 0 else f"{a / b:.2f}×"
 
 
-def machine() -> str:
-    cpu = platform.machine()
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            cpu = line.split(":", 1)[1].strip()
-            break
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return f"{cpu}, {os.cpu_count()} cores; {date}; commit {commit}; load average at start {load}"
+def machine_line() -> str:
+    return (f"{machine.cpu_model()}, {os.cpu_count()} cores; {machine.utc_now()}; commit {machine.commit()}; "
+            f"load average at start {machine.load_average()}")
 
 
 def table(res: dict, names: list) -> str:
@@ -229,7 +219,7 @@ def main(argv=None) -> int:
     if problem:
         print(f"bench_ort: {problem}", file=sys.stderr)
         return 2
-    head = machine()
+    head = machine_line()
     res = run(args)
     cmd = "python3 tools/bench_ort.py" + ("" if argv is None and len(sys.argv) < 2 else " " + " ".join(
         argv if argv is not None else sys.argv[1:]))

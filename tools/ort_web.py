@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import argparse
 import base64
-import datetime
 import json
 import os
-import platform
 import re
 import sys
 import time
@@ -37,6 +35,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import machine  # noqa: E402
 import npm_cache  # noqa: E402
 import ort_cases  # noqa: E402
 import serve  # noqa: E402
@@ -389,17 +388,9 @@ def failure_lines(verdicts: list) -> list:
     return lines
 
 
-def machine() -> dict:
-    cpu = platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "loadavg": " ".join(f"{x:.2f}" for x in os.getloadavg()),
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+def machine_info() -> dict:
+    return {"cpu": machine.cpu_model(), "cores": os.cpu_count(), "loadavg": machine.load_average(),
+            "date": machine.utc_now()}
 
 
 def main(argv=None) -> int:
@@ -432,7 +423,7 @@ def main(argv=None) -> int:
         cases += ort_cases.model_cases()
     cases = [c for c in cases if args.filter in c.name]
     devices = args.devices.split(",")
-    info = machine()
+    info = machine_info()
     log(f"{len(cases)} cases x {devices} on onnxruntime-web {args.version}; {info['cpu']}, load {info['loadavg']}")
     t0 = time.time()
     page = OrtPage(version=args.version)
