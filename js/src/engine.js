@@ -6,7 +6,7 @@
 
 import { CONFIG, ENGINE_STATS, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.js';
 import { simdAttach } from './simd.js';
-import { engineReady, forgetPrefetch, markTime, reportProgress, startRuntime } from './startup.js';
+import { engineReady, forgetPrefetch, markTime, reportProgress, startRuntime, wasmCompileAllowed } from './startup.js';
 import {
   SavedDOMException, SavedUint8Array, jsonParse, typedArrayBuffer, typedArraySet,
 } from './intrinsics.js';
@@ -28,13 +28,11 @@ let enginePromise = null;
 
 // A page whose Content-Security-Policy forbids compiling WebAssembly would make
 // Pyodide's start wait forever (a failed instantiation is only logged): fail
-// at once, saying what the policy needs.
-const EMPTY_WASM_MODULE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]);
-
-function checkWasmAllowed() {
-  try {
-    new WebAssembly.Module(EMPTY_WASM_MODULE);
-  } catch (e) {
+// at once, saying what the policy needs. The probe instantiates, as the start
+// does: WebKit lets compiling (`new WebAssembly.Module`, `WebAssembly.compile`)
+// through under such a policy and refuses only the instantiation.
+async function checkWasmAllowed() {
+  if (!(await wasmCompileAllowed())) {
     throw new Error("this page may not compile WebAssembly: its Content-Security-Policy must allow 'wasm-unsafe-eval' "
       + "(e.g. script-src 'self' 'wasm-unsafe-eval')");
   }
@@ -42,7 +40,7 @@ function checkWasmAllowed() {
 
 async function startEngine() {
   const started = performance.now();
-  checkWasmAllowed();
+  await checkWasmAllowed();
   const pyodide = await startRuntime();
   const bridge = pyodide.pyimport('webnn_core.bridge');
   const module = pyodide._module;

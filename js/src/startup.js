@@ -37,6 +37,14 @@ const WA = {
   compile: WebAssembly.compile, compileStreaming: WebAssembly.compileStreaming,
   instantiate: WebAssembly.instantiate, Memory: WebAssembly.Memory,
 };
+const EMPTY_WASM_MODULE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]);
+
+// Whether this page's Content-Security-Policy lets it compile and instantiate
+// WebAssembly (engine.js); WebKit compiles under such a policy and refuses only
+// the instantiation.
+export function wasmCompileAllowed() {
+  return WA.instantiate.call(WebAssembly, EMPTY_WASM_MODULE).then(() => true, () => false);
+}
 const SUBTLE = globalThis.crypto && globalThis.crypto.subtle;
 const savedFetch = globalThis.fetch.bind(globalThis);
 const UTF8 = { encoder: new TextEncoder(), decoder: new TextDecoder() };

@@ -17,7 +17,6 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "py"))
 
-CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [pytest.mark.browser]
 
 PAGE = """<!doctype html><meta charset=utf-8><title>nnef</title>
@@ -109,20 +108,18 @@ def nnef_site(tmp_path_factory):
     return site, expected
 
 
-def test_load_nnef_in_browser(nnef_site, browser):
-    if not CHROMIUM.exists():
-        pytest.skip("/usr/bin/chromium is missing")
+def test_load_nnef_in_browser(nnef_site, engine_browser):
     import serve
 
     site, expected = nnef_site
     srv = serve.start(mounts={**serve.default_mounts(), "/nnef-test/": site})
     try:
-        context = browser.new_context()
-        page = context.new_page()
-        page.set_default_timeout(120_000)
-        page.goto(f"http://127.0.0.1:{srv.server_address[1]}/nnef-test/index.html")
-        result = page.evaluate("window.result")
-        context.close()
+        page = engine_browser.new_page()
+        try:
+            page.goto(f"http://127.0.0.1:{srv.server_address[1]}/nnef-test/index.html")
+            result = page.evaluate("window.result", timeout=240)
+        finally:
+            page.close()
     finally:
         srv.shutdown()
     assert "fatal" not in result, result

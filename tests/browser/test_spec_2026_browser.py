@@ -1,18 +1,19 @@
 """The 2026 IDL's new members and ops through the real polyfill in Chromium,
 against values from the spec text (its roundEven example, MLTensorLimits tables)
-and IEEE 754 classification."""
+and IEEE 754 classification (engine-parametrised: --browser)."""
 import pytest
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def result(browser, server):
-    context = browser.new_context()
-    page = context.new_page()
-    page.goto(f"{server}/test-pages/spec2026.html")
-    r = page.evaluate("window.result")
-    context.close()
+def result(engine_browser, server):
+    page = engine_browser.new_page()
+    try:
+        page.goto(f"{server}/test-pages/spec2026.html")
+        r = page.evaluate("window.result", timeout=180)
+    finally:
+        page.close()
     assert "error" not in r, r
     return r
 

@@ -1,5 +1,5 @@
 """SqueezeNet from ../shared/models classifies test.jpg as "lesser panda"
-(top-1) through the public WebNN JS API in headless Chromium."""
+(top-1) through the public WebNN JS API (engine-parametrised: --browser)."""
 import pytest
 
 from conftest import MODELS
@@ -7,12 +7,11 @@ from conftest import MODELS
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def test_squeezenet_classifies_the_red_panda(page, server):
+def test_squeezenet_classifies_the_red_panda(epage, server):
     if not (MODELS / "squeezenet1.0_nhwc" / "weights" / "conv1_kernel.npy").exists():
         pytest.skip(f"SqueezeNet weights not found under {MODELS}")
-    page.set_default_timeout(180_000)
-    page.goto(f"{server}/test-pages/squeezenet.html")
-    result = page.evaluate("window.result")
+    epage.goto(f"{server}/test-pages/squeezenet.html")
+    result = epage.evaluate("window.result", timeout=300)
     assert "error" not in result, result
     top = result["top5"]
     assert top[0]["label"] == "lesser panda", top
