@@ -334,7 +334,8 @@ def finish(args, out, meta, log) -> int:
             expectations.dump(exp_path, expectations.updated(old, out))
             log(f"updated {exp_path}")
         elif cmp.failed:
-            log(f"wpt_runner: {len(cmp.regressions)} expected-passing subtest(s) did not pass")
+            log(f"wpt_runner: {len(cmp.regressions)} expected-passing subtest(s) did not pass, "
+                f"{len(cmp.missing)} not registered")
             rc = 1
         else:
             log("wpt_runner: all expected-passing subtests passed")

@@ -37,25 +37,31 @@ def dump(path: str, expectations: dict) -> None:
 
 @dataclass
 class Comparison:
-    regressions: list = field(default_factory=list)     # [(url, name)] expected PASS, now not
+    regressions: list = field(default_factory=list)     # [(url, name)] expected PASS, ran, did not pass
+    missing: list = field(default_factory=list)         # [(url, name)] expected PASS, never registered
     newly_passing: list = field(default_factory=list)   # [(url, name)] PASS, not expected
 
     @property
     def failed(self) -> bool:
-        return bool(self.regressions)
+        return bool(self.regressions or self.missing)
 
 
 def compare(expectations: dict, results) -> Comparison:
     """Compare this run's results with the expectations.
 
-    Only URLs that were run are checked; an expected subtest that is missing
-    from a run's results counts as a regression.
+    Only URLs that were run are checked.  An expected subtest the page never
+    registered is ``missing``, apart from the ones that ran and did not pass:
+    with another engine's expectations these are typically subtests the test
+    file only defines where a feature exists (``typeof SharedArrayBuffer``,
+    cross-origin isolation).  Both fail the comparison.
     """
     cmp = Comparison()
     for r in results:
         passing = r.passing_names()
+        seen = {s["name"] for s in r.subtests}
         expected = set(expectations.get(r.url, ()))
-        cmp.regressions += [(r.url, n) for n in sorted(expected - passing)]
+        cmp.regressions += [(r.url, n) for n in sorted(expected - passing) if n in seen]
+        cmp.missing += [(r.url, n) for n in sorted(expected - seen)]
         cmp.newly_passing += [(r.url, n) for n in sorted(passing - expected)]
     return cmp
 
@@ -73,7 +79,9 @@ def updated(expectations: dict, results) -> dict:
 
 def describe(cmp: Comparison, limit: int = 200) -> str:
     lines = []
-    for title, items in (("Regressions (expected PASS, now not passing)", cmp.regressions),
+    for title, items in (("Regressions (expected PASS, ran and did not pass)", cmp.regressions),
+                         ("Not registered (expected PASS, the page never defined them: "
+                          "a feature the test file checks for, or a harness error)", cmp.missing),
                          ("Newly passing (not in expectations)", cmp.newly_passing)):
         if not items:
             continue

@@ -149,7 +149,7 @@ def test_progress_report_and_expectation_gating(full_run):
     err = proc.stderr
     assert "[14/14]" not in err and "[1/14]" not in err   # no progress lines off a terminal
     assert "subtests passing" in err
-    assert "Regressions (expected PASS, now not passing): 1" in err
+    assert "Regressions (expected PASS, ran and did not pass): 1" in err
     assert "/webnn/scopes.https.any.html?cpu :: failing subtest" in err
     assert "Newly passing" in err
     assert "/webnn/scopes.https.any.html?cpu :: META script loaded" in err

@@ -27,16 +27,23 @@ def test_compare_regressions_missing_and_newly_passing():
     exp = {URL_A: ["a1", "a2", "gone"], URL_B: ["b1"], "/webnn/not/run.html": ["x"]}
     cmp = expectations.compare(exp, sample())
     assert cmp.failed
-    assert sorted(cmp.regressions) == [(URL_A, "a2"), (URL_A, "gone"), (URL_B, "b1")]
+    assert sorted(cmp.regressions) == [(URL_A, "a2"), (URL_B, "b1")]
+    assert cmp.missing == [(URL_A, "gone")]   # expected, but the page never registered it
     assert cmp.newly_passing == [(URL_A, "a3")]
     text = expectations.describe(cmp)
-    assert "Regressions" in text and f"{URL_A} :: gone" in text
+    assert "Regressions" in text and f"{URL_A} :: a2" in text
+    assert "Not registered" in text and f"{URL_A} :: gone" in text
     assert "Newly passing" in text and f"{URL_A} :: a3" in text
+
+
+def test_compare_missing_alone_fails():
+    cmp = expectations.compare({URL_A: ["a1", "sab"]}, sample())
+    assert cmp.failed and cmp.regressions == [] and cmp.missing == [(URL_A, "sab")]
 
 
 def test_compare_clean():
     cmp = expectations.compare({URL_A: ["a1", "a3"]}, sample())
-    assert not cmp.failed and cmp.newly_passing == []
+    assert not cmp.failed and cmp.newly_passing == [] and cmp.missing == []
     assert expectations.describe(cmp) == ""
 
 
