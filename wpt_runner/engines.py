@@ -442,6 +442,11 @@ class WebKitBrowser(Browser):
         env = dict(os.environ)
         if self._xvfb:
             env["DISPLAY"] = self._xvfb.display
+        # Safari and WebKit's other ports give cross-origin-isolated pages SharedArrayBuffer;
+        # the GLib ports (GTK, WPE) do not pass the switch to their web process yet
+        # (https://bugs.webkit.org/show_bug.cgi?id=317847), so WebKitGTK would test the polyfill
+        # without it.  JavaScriptCore's own option turns it on; crossOriginIsolated still gates it.
+        env.setdefault("JSC_useSharedArrayBuffer", "1")
         opts = Options()
         opts.binary_location = webkit_browser_path()
         opts.add_argument("--automation")
