@@ -550,6 +550,10 @@ class WebKitPage(Page):
                     b._blank = self._handle
                     return
                 self._run(lambda d: d.close(), 20)
+                # WebDriver's New Window needs an open current window ("no such window"
+                # otherwise): make one of the remaining tabs current.
+                b._current = b._driver.window_handles[0]
+                b._driver.switch_to.window(b._current)
             except Exception:
                 pass
 
