@@ -27,7 +27,7 @@ from pathlib import Path
 from .library import NativeBackend, WasmBackend
 
 _state = {"backend": None, "reason": "no kernel library attached",
-          "pool": None, "pool_reason": "no kernel pool attached"}
+          "pool": None, "pool_reason": None}
 
 
 def library():
@@ -82,7 +82,7 @@ def pool():
 
 
 def pool_reason():
-    """Why no kernel pool is attached (None when one is)."""
+    """Why no kernel pool is attached (None when one is, or nobody said)."""
     return None if _state["pool"] is not None else _state["pool_reason"]
 
 
