@@ -25,7 +25,7 @@ def pool(request, native, native_lib):
     port = NativePoolPort(native_lib, request.param)
     fast.attach_pool(port, native.fused_madd, "native stand-in")
     yield fast.pool()
-    fast.pool_unavailable("test finished")
+    fast.detach_pool()
     port.helpers.shutdown()
 
 
@@ -133,5 +133,5 @@ def test_a_pool_with_another_kernel_build_is_not_used(native, native_lib):
         st = Context("cpu", options={"threads": 2}).backend.status()
         assert st["pool"] is None  # (the native library's own thread pool still splits)
     finally:
-        fast.pool_unavailable("test finished")
+        fast.detach_pool()
         port.helpers.shutdown()

@@ -102,6 +102,12 @@ def pool_unavailable(reason: str) -> None:
     _state["pool_reason"] = reason
 
 
+def detach_pool() -> None:
+    """Forget the kernel pool and any reason recorded (tests)."""
+    _state["pool"] = None
+    _state["pool_reason"] = None
+
+
 def attach_native(path=None, build: bool = False) -> dict:
     """Attach the native build through ctypes; `build=True` (re)builds it first
     when the sources changed (needs tools/build_kernels.py, i.e. a checkout)."""
