@@ -86,6 +86,13 @@ def pool_reason():
     return None if _state["pool"] is not None else _state["pool_reason"]
 
 
+def pool_kernels() -> list:
+    """[[export name, argument kinds]] in the order a pool job names its kernel."""
+    from .library import SIGNATURES
+
+    return [[name, sig] for name, sig in SIGNATURES.items()]
+
+
 def attach_pool(port, fused_madd: bool, detail: str = "pool") -> dict:
     """Attach a kernel pool: `port` runs tiles on threads sharing one memory
     (js/src/kernel_pool.js in the browser). Returns its stats."""
