@@ -20,7 +20,7 @@ class NativePoolPort:
         self.threads = threads
         self.memory = np.zeros(capacity, np.uint8)  # "shared memory": never moves
         self.base = self.memory.__array_interface__["data"][0]
-        self._size = 1 << 20
+        self._size = min(capacity, 1 << 20)
         self.helpers = ThreadPoolExecutor(max(1, threads - 1))
         self.tiles_by_thread: dict = {}
 
@@ -30,7 +30,7 @@ class NativePoolPort:
     def grow(self, nbytes: int) -> None:
         if nbytes > self.memory.nbytes:
             raise MemoryError(f"the stand-in shared memory holds {self.memory.nbytes} bytes")
-        self._size = -(-nbytes // 65536) * 65536
+        self._size = min(self.memory.nbytes, -(-nbytes // 65536) * 65536)
 
     def _check(self, a, n):
         assert 0 <= a and a + n <= self._size, (a, n, self._size)

@@ -135,3 +135,24 @@ def test_a_pool_with_another_kernel_build_is_not_used(native, native_lib):
     finally:
         fast.detach_pool()
         port.helpers.shutdown()
+
+
+def test_a_full_pool_runs_the_call_on_one_thread(native, native_lib, split_everything):
+    """When the shared memory cannot hold a job's arrays, the call runs on the
+    calling thread (same result) and the fallback reason says why."""
+    port = NativePoolPort(native_lib, 2, capacity=(64 << 10) + 1024)  # 64 KiB reserved + 1 KiB
+    fast.attach_pool(port, native.fused_madd, "tiny")
+    try:
+        fn = CASES["conv 3x3 pad 1, odd rows"]
+        single, _ = run(fn, 1)
+        rng = np.random.default_rng(11)
+        ctx = Context("cpu", options={"threads": 2})
+        b = ctx.graph_builder()
+        feeds, outs = fn(b, rng)
+        out = ctx.compute(b.build(outs), feeds)
+        np.testing.assert_array_equal(out["y"], single["y"])
+        assert "kernel pool's memory is full" in ctx.backend.fallback_reasons["conv2d"]
+        assert fast.pool().heap.in_use() == 0
+    finally:
+        fast.detach_pool()
+        port.helpers.shutdown()

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import tiles as tiling
 from .pack import F32, PackedConv, pack_b, pack_conv, round_up
+from .shared import PoolFull
 
 INF = math.inf
 # Below this many multiply-adds a call is not worth the FFI crossing.
@@ -147,10 +148,13 @@ def _run_tiles(cpu, name, args, tiles, x_index, out_index, scratch_index, x, out
         calls.append(a)
     pool = cpu.kernel_pool
     if pool is not None:
-        pool.run("wk_" + name, calls, consts=[*consts, *(t.p for t in tiles)], ins=[x], outs=[out],
-                 scratch=[t.scratch for t in tiles], chained=x if chained else None, keep_image=planned)
-    else:
-        cpu.run_calls(getattr(cpu.library, name), calls)
+        try:
+            pool.run("wk_" + name, calls, consts=[*consts, *(t.p for t in tiles)], ins=[x], outs=[out],
+                     scratch=[t.scratch for t in tiles], chained=x if chained else None, keep_image=planned)
+            return
+        except PoolFull as e:
+            cpu.decline(name, f"ran on one thread: {e}")
+    cpu.run_calls(getattr(cpu.library, name), calls)
 
 
 class _Plan:
@@ -286,9 +290,12 @@ def gemm_into(backend, a: np.ndarray, bp: np.ndarray, n: int, out: np.ndarray, c
                  for m0, m1 in tiling.gemm_tiles(m, parts)]
         pool = cpu.kernel_pool
         if pool is not None:
-            pool.run("wk_gemm", calls, consts=[bp], ins=[a], outs=[out])
-        else:
-            cpu.run_calls(backend.gemm, calls)
+            try:
+                pool.run("wk_gemm", calls, consts=[bp], ins=[a], outs=[out])
+                return out
+            except PoolFull as e:
+                cpu.decline("matmul", f"ran on one thread: {e}")
+        cpu.run_calls(backend.gemm, calls)
         return out
     backend.gemm(m, n, k, addr(a), k, addr(bp), 0, addr(out), ldc, -INF, INF)
     return out

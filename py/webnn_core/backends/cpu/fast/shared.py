@@ -50,6 +50,11 @@ RESERVED = 1 << 16  # bytes [0, 64 KiB) of the shared memory: the pool's control
 ALIGN = 64
 
 
+class PoolFull(Exception):
+    """The shared memory cannot hold a job's arrays (it cannot grow further):
+    nothing ran; the caller runs the call on one thread instead."""
+
+
 def addr(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]
 
@@ -156,6 +161,38 @@ class KernelPool:
         copies as their images for the next kernel of the chain."""
         ranges = []  # (numpy start, numpy end, shared start)
         temps = []
+        out_images = []
+        try:
+            self._stage(ranges, temps, out_images, consts, ins, outs, scratch, chained)
+        except Exception as e:  # noqa: BLE001 - the shared memory is full (or would be)
+            for s in temps + [s for _, s, _ in out_images]:
+                self.heap.free(s)
+            raise PoolFull(f"the kernel pool's memory is full: {e}") from e
+        try:
+            self._run(name, calls, ranges)
+        except BaseException:
+            for s in temps + [s for _, s, _ in out_images]:
+                self.heap.free(s)
+            raise
+        for s in temps:
+            self.heap.free(s)
+        for a, s, n in out_images:
+            self.port.get(s, addr(a), n)
+            if not keep_image:
+                self.heap.free(s)
+                continue
+            # The shared copy stays the planned buffer's image: in a dispatch the
+            # kernel that owns the buffer writes it before its consumers read it.
+            key = id(a)
+            old = self._images.get(key)
+            if old is not None:
+                self.heap.free(old[0])
+            else:
+                weakref.finalize(a, self._forget, key, self._images)
+            self._images[key] = (s, n)
+
+    def _stage(self, ranges, temps, out_images, consts, ins, outs, scratch, chained):
+        """Give every array of a job its place in shared memory (copying in what must be)."""
         for a in consts:
             if a is not None:
                 ranges.append((addr(a), addr(a) + max(a.nbytes, 1), self.resident(a)))
@@ -173,7 +210,6 @@ class KernelPool:
                 self.reused += n
             temps.append(s)
             ranges.append((addr(a), addr(a) + n, s))
-        out_images = []
         for a in outs:
             n = extent(a)
             s = self.heap.alloc(n)
@@ -183,6 +219,9 @@ class KernelPool:
                 self.port.put(s, addr(a), n)
             ranges.append((addr(a), addr(a) + n, s))
             out_images.append((a, s, n))
+
+    def _run(self, name, calls, ranges):
+        """The job table (arguments relocated into shared memory), run by the port."""
         ranges.sort()
         starts = [r[0] for r in ranges]
         sig = SIGNATURES[name]
@@ -201,22 +240,6 @@ class KernelPool:
                     table[t, k] = v
         self.port.run(KERNEL_NAMES.index(name), len(sig), len(calls), addr(table))
         self.jobs += 1
-        for s in temps:
-            self.heap.free(s)
-        for a, s, n in out_images:
-            self.port.get(s, addr(a), n)
-            if not keep_image:
-                self.heap.free(s)
-                continue
-            # The shared copy stays the planned buffer's image: in a dispatch the
-            # kernel that owns the buffer writes it before its consumers read it.
-            key = id(a)
-            old = self._images.get(key)
-            if old is not None:
-                self.heap.free(old[0])
-            else:
-                weakref.finalize(a, self._forget, key, self._images)
-            self._images[key] = (s, n)
 
     def stats(self) -> dict:
         return {"threads": self.threads, "jobs": self.jobs, "sharedBytes": self.port.size(),
