@@ -25,6 +25,8 @@ from .pack import F32, PackedConv, pack_b, pack_conv, round_up
 from .shared import PoolFull
 
 INF = math.inf
+# Tiles per thread of a kernel pool (see _threads).
+TILES_PER_POOL_THREAD = 3
 # Below this many multiply-adds a call is not worth the FFI crossing.
 SMALL_GEMM = 4096
 SMALL_ELEMENTWISE = 4096
@@ -100,7 +102,15 @@ def conv2d_into(backend, prep: PackedConv, attrs, x_nhwc: np.ndarray, y: np.ndar
 
 
 def _threads(cpu) -> int:
-    return cpu.kernel_threads() if cpu is not None else 1
+    """How many tiles a big call may be split into: one per kernel thread, or with a
+    kernel pool a few per thread, so that threads taking tiles from its counter even
+    out when one of them runs late (a busy core); tiles stay >= MIN_TILE_WORK."""
+    if cpu is None:
+        return 1
+    threads = cpu.kernel_threads()
+    if threads > 1 and cpu.kernel_pool is not None:
+        return threads * TILES_PER_POOL_THREAD
+    return threads
 
 
 def _conv_parts(cpu, prep: PackedConv, p) -> int:
