@@ -72,8 +72,13 @@ def test_chain_activations_stay_in_shared_memory(pool, split_everything):
 
     single, _ = run(chain, 1)
     before = pool.stats()
+    built = []
+    real_table = pool._table
+    pool._table = lambda *a: built.append(a[0]) or real_table(*a)
     out, _ = run(chain, pool.threads)
+    del pool._table
     after = pool.stats()
+    assert len(built) == 4  # each kernel's job table built on the first dispatch, reused on the second
     np.testing.assert_array_equal(out["y"], single["y"])
     x_bytes = 17 * 15 * 8 * 4
     # two dispatches: each copies only the graph input in; the conv and pool inputs are reused

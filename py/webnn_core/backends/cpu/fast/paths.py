@@ -139,7 +139,7 @@ def _tiles(p, parts, direct, scratch_floats) -> list:
 
 
 def _run_tiles(cpu, name, args, tiles, x_index, out_index, scratch_index, x, out, consts, chained=False,
-               planned=False):
+               planned=False, cache=None):
     """Call kernel `name` once per tile (args with that tile's parameter block,
     offsets and scratch) on the backend's threads, the calling thread taking a
     share: its kernel pool (shared memory, fast/shared.py) when it has one,
@@ -160,7 +160,8 @@ def _run_tiles(cpu, name, args, tiles, x_index, out_index, scratch_index, x, out
     if pool is not None:
         try:
             pool.run("wk_" + name, calls, consts=[*consts, *(t.p for t in tiles)], ins=[x], outs=[out],
-                     scratch=[t.scratch for t in tiles], chained=x if chained else None, keep_image=planned)
+                     scratch=[t.scratch for t in tiles], chained=x if chained else None, keep_image=planned,
+                     cache=cache)
             return
         except PoolFull as e:
             cpu.decline(name, f"ran on one thread: {e}")
@@ -175,7 +176,7 @@ class _Plan:
     Holds references to every array whose address it caches."""
 
     __slots__ = ("backend", "fn", "name", "args", "x_index", "x_expected", "out", "out_index", "out_shape", "keep",
-                 "tiles", "cpu", "scratch_index", "consts")
+                 "tiles", "cpu", "scratch_index", "consts", "tables")
 
     def __call__(self, x):
         args = self.args
@@ -192,7 +193,7 @@ class _Plan:
             args[self.out_index] = addr(out)
         if self.tiles:
             _run_tiles(self.cpu, self.name, args, self.tiles, self.x_index, self.out_index, self.scratch_index, x, out,
-                       self.consts, chained, out is self.out)
+                       self.consts, chained, out is self.out, self.tables)
         else:
             self.fn(*args)
         return out
@@ -208,6 +209,7 @@ def _make_plan(backend, name, args, x_index, x_expected, out, out_index, out_sha
     plan.name = name
     plan.fn = getattr(backend, name)
     plan.consts = list(consts)
+    plan.tables = {}  # the kernel pool's relocated job tables (fast/shared.py)
     plan.args = list(args)
     plan.x_index = x_index
     ok = (x_expected is not None and x_expected.dtype == F32 and x_expected.flags.c_contiguous

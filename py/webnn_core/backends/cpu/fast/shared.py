@@ -149,7 +149,8 @@ class KernelPool:
         return entry and entry[0]
 
     # -- jobs --------------------------------------------------------------------------
-    def run(self, name: str, calls: list, consts=(), ins=(), outs=(), scratch=(), chained=None, keep_image=False):
+    def run(self, name: str, calls: list, consts=(), ins=(), outs=(), scratch=(), chained=None, keep_image=False,
+            cache=None):
         """Run `calls` (argument lists with numpy addresses, one per tile) as one
         job. Each pointer argument lies in one of the arrays named: `consts`
         (resident), `ins` (read; copied in), `outs` (written; copied back into
@@ -158,7 +159,11 @@ class KernelPool:
         kernel before it in a compiled chain (compile.py's `_x`): when the pool
         holds its image, it is read there and not copied. `keep_image`: the
         outputs are planned buffers (compile.py's `_out`); keep their shared
-        copies as their images for the next kernel of the chain."""
+        copies as their images for the next kernel of the chain. `cache`: a dict the
+        caller keeps with the call (a compiled plan, whose constants and tile
+        arguments do not change): job tables already relocated, by where the
+        inputs and outputs lie this time (the heap hands out the same blocks
+        dispatch after dispatch, so the table is built once)."""
         ranges = []  # (numpy start, numpy end, shared start)
         temps = []
         out_images = []
@@ -169,7 +174,18 @@ class KernelPool:
                 self.heap.free(s)
             raise PoolFull(f"the kernel pool's memory is full: {e}") from e
         try:
-            self._run(name, calls, ranges)
+            key = None
+            if cache is not None:
+                key = tuple(r for r in ranges[-(len(ins) + len(outs)):]) if ins or outs else ()
+            table = cache.get(key) if cache is not None else None
+            if table is None:
+                table = self._table(name, calls, ranges)
+                if cache is not None:
+                    if len(cache) > 4:
+                        cache.clear()
+                    cache[key] = table
+            self.port.run(KERNEL_NAMES.index(name), table.shape[1], table.shape[0], addr(table))
+            self.jobs += 1
         except BaseException:
             for s in temps + [s for _, s, _ in out_images]:
                 self.heap.free(s)
@@ -220,9 +236,9 @@ class KernelPool:
             ranges.append((addr(a), addr(a) + n, s))
             out_images.append((a, s, n))
 
-    def _run(self, name, calls, ranges):
-        """The job table (arguments relocated into shared memory), run by the port."""
-        ranges.sort()
+    def _table(self, name, calls, ranges):
+        """The job table: one row of argument words per tile, pointers relocated into shared memory."""
+        ranges = sorted(ranges)
         starts = [r[0] for r in ranges]
         sig = SIGNATURES[name]
         table = np.empty((len(calls), len(sig)), np.int32)
@@ -238,8 +254,7 @@ class KernelPool:
                     table[t, k] = ranges[i][2] + (v - ranges[i][0])
                 else:
                     table[t, k] = v
-        self.port.run(KERNEL_NAMES.index(name), len(sig), len(calls), addr(table))
-        self.jobs += 1
+        return table
 
     def stats(self) -> dict:
         return {"threads": self.threads, "jobs": self.jobs, "sharedBytes": self.port.size(),
