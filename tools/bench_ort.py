@@ -49,7 +49,9 @@ def log(*args):
 def configurations(threads: int):
     yield "wasm1", "ORT wasm, 1 thread", "ep=wasm&threads=1"
     yield "wasmN", f"ORT wasm, {threads} threads", f"ep=wasm&threads={threads}"
-    yield "webnn", "WebNN EP on the polyfill (cpu)", "ep=webnn"
+    # the polyfill's kernels on 1 thread, then on its default (navigator.hardwareConcurrency)
+    yield "webnn1", "WebNN EP on the polyfill, 1 kernel thread", "ep=webnn&pthreads=1"
+    yield "webnn", "WebNN EP on the polyfill (cpu, default threads)", "ep=webnn"
 
 
 def run(args) -> dict:
@@ -106,8 +108,15 @@ def machine_line() -> str:
             f"load average at start {machine.load_average()}")
 
 
+def threads_line(r) -> str:
+    t = (r or {}).get("polyfillThreads") or {}
+    if not t:
+        return "–"
+    return f"{t.get('active')} active of {t.get('requested')}" + (f" ({t['reason']})" if t.get("reason") else "")
+
+
 def table(res: dict, names: list) -> str:
-    keys = ["wasm1", "wasmN", "webnn"]
+    keys = ["wasm1", "wasmN", "webnn1", "webnn"]
     labels = {k: res[k]["label"] for k in keys if k in res}
     out = []
     iso = res.get("wasmN", {}).get("crossOriginIsolated")
@@ -116,7 +125,9 @@ def table(res: dict, names: list) -> str:
                f"navigator.hardwareConcurrency {res.get('wasmN', {}).get('hardwareConcurrency')}. "
                f"The WebNN EP page runs ORT itself on 1 thread (nodes it does not hand to WebNN run on ORT's wasm "
                f"kernels); the polyfill's engine start ({fmt(res.get('webnn', {}).get('engineStartMs'))} ms) is "
-               f"before any timing.\n")
+               f"before any timing. The polyfill's kernel threads (engineStats.threads): "
+               f"{threads_line(res.get('webnn1'))} in the 1-thread column, {threads_line(res.get('webnn'))} in the "
+               f"default one.\n")
     for k in keys:
         if res.get(k, {}).get("error"):
             out.append(f"- {labels[k]}: **unavailable**: {res[k]['error']}")
@@ -124,10 +135,12 @@ def table(res: dict, names: list) -> str:
     out.append("The first model's session is created once before timing (ORT compiles its wasm there). "
                "max |Δ| / max |y|: the first 64 outputs of the WebNN EP against ORT wasm on 1 thread, "
                "relative to the largest of them (a check that both ran the same network).\n")
-    out.append("`session.run` median ms (min), and WebNN EP ÷ ORT wasm on N threads (above 1: the polyfill is slower):\n")
+    out.append("`session.run` median ms (min), WebNN EP (default threads) ÷ ORT wasm (above 1: the polyfill is "
+               "slower), and the polyfill's N-thread speed-up over its 1 kernel thread:\n")
     out.append("| model | " + " | ".join(labels[k] for k in keys if k in labels) +
-               " | WebNN EP / wasm 1 thread | WebNN EP / wasm N threads | max \\|Δ\\| / max \\|y\\|, WebNN EP vs wasm |")
-    out.append("|---|" + "---:|" * (len(labels) + 3))
+               " | WebNN EP / wasm 1 thread | WebNN EP / wasm N threads | polyfill 1 thread / N threads"
+               " | max \\|Δ\\| / max \\|y\\|, WebNN EP vs wasm |")
+    out.append("|---|" + "---:|" * (len(labels) + 4))
     for n in names:
         cells, med = [], {}
         for k in keys:
@@ -145,7 +158,8 @@ def table(res: dict, names: list) -> str:
             scale = max(abs(y) for y in b["output"]) or 1.0
             diff = f"{max(abs(x - y) for x, y in zip(a['output'], b['output'])) / scale:.1e}"
         out.append(f"| {ort_models.TITLES[n]} | " + " | ".join(cells) +
-                   f" | {ratio(med.get('webnn'), med.get('wasm1'))} | {ratio(med.get('webnn'), med.get('wasmN'))} | {diff} |")
+                   f" | {ratio(med.get('webnn'), med.get('wasm1'))} | {ratio(med.get('webnn'), med.get('wasmN'))}"
+                   f" | {ratio(med.get('webnn1'), med.get('webnn'))} | {diff} |")
     out.append("")
     out.append("Session create ms (`InferenceSession.create` from the model bytes), and WebNN EP ÷ wasm 1 thread:\n")
     out.append("| model | " + " | ".join(labels[k] for k in keys if k in labels) + " | WebNN EP / wasm 1 thread |")

@@ -77,7 +77,8 @@ def build_wheel(dest: Path) -> str:
 # Runtime files besides the wheels, each verified in the browser (js/src/startup.js).
 RUNTIME_FILES = ["pyodide.js", "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip",
                  "pyodide-lock.json"]
-KERNEL_FILES = ["webnn-kernels.wasm", "webnn-kernels-relaxed.wasm"]
+KERNEL_FILES = ["webnn-kernels.wasm", "webnn-kernels-relaxed.wasm", "webnn-kernels-threads.wasm",
+                "webnn-kernels-threads-relaxed.wasm"]
 
 
 def file_entry(path: Path) -> dict:

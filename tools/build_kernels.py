@@ -4,6 +4,10 @@
   * wasm32 + simd128 + relaxed-simd -> dist/webnn-kernels-relaxed.wasm: the
     same kernels with f32x4.relaxed_madd (fused multiply-add where the CPU has
     it); js/src/simd.js loads it where the engine validates it, else the former
+  * the threads builds of both (wasm atomics + bulk memory, imported *shared*
+    memory) -> dist/webnn-kernels-threads.wasm, dist/webnn-kernels-threads-relaxed.wasm:
+    what js/src/kernel_pool.js runs in the calling thread and its workers
+    (issue 17 item 2, docs/threads.md)
   * native, shared    -> .cache/kernels/libwebnn_kernels.so  (pytest via ctypes)
 
 The wasm module imports Pyodide's memory and must never write memory it does
@@ -31,6 +35,8 @@ CSRC = ROOT / "csrc"
 DIST = ROOT / "dist"
 WASM_OUT = DIST / "webnn-kernels.wasm"
 WASM_RELAXED_OUT = DIST / "webnn-kernels-relaxed.wasm"
+WASM_THREADS_OUT = DIST / "webnn-kernels-threads.wasm"
+WASM_THREADS_RELAXED_OUT = DIST / "webnn-kernels-threads-relaxed.wasm"
 NATIVE_DIR = ROOT / ".cache" / "kernels"
 NATIVE_OUT = NATIVE_DIR / "libwebnn_kernels.so"
 SOURCE = CSRC / "kernels.c"
@@ -226,8 +232,8 @@ def find_objdump() -> str | None:
 
 
 # -- builds ---------------------------------------------------------------------
-# The threads build (issue 17 item 2, docs/threads.md; a prototype, not shipped in dist/):
-# the same kernels for a shared WebAssembly.Memory that workers instantiate them on.
+# The threads builds (issue 17 item 2, docs/threads.md): the same kernels for a shared
+# WebAssembly.Memory that the kernel pool's workers instantiate them on.
 THREADS_FLAGS = ["-matomics", "-mbulk-memory", "-Wl,--shared-memory", "-Wl,--max-memory=2147483648"]
 
 
@@ -271,6 +277,14 @@ def build_wasm_relaxed(out: Path = WASM_RELAXED_OUT, quiet: bool = False) -> Pat
     return build_wasm(out, quiet=quiet, relaxed=True)
 
 
+def build_wasm_threads(out: Path = WASM_THREADS_OUT, quiet: bool = False) -> Path:
+    return build_wasm(out, quiet=quiet, threads=True)
+
+
+def build_wasm_threads_relaxed(out: Path = WASM_THREADS_RELAXED_OUT, quiet: bool = False) -> Path:
+    return build_wasm(out, quiet=quiet, relaxed=True, threads=True)
+
+
 def build_native(out: Path = NATIVE_OUT, quiet: bool = False) -> Path:
     cc = find_clang() or shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
     if not cc:
@@ -304,8 +318,11 @@ def ensure_native(quiet: bool = True) -> Path:
 
 def build(wasm: bool = True, native: bool = True, strict: bool = False, quiet: bool = False) -> dict:
     """Build what can be built; returns {"wasm": path|None, "native": path|None, "warnings": [...]}."""
-    result = {"wasm": None, "wasm_relaxed": None, "native": None, "warnings": []}
+    result = {"wasm": None, "wasm_relaxed": None, "wasm_threads": None, "wasm_threads_relaxed": None,
+              "native": None, "warnings": []}
     steps = (("wasm", wasm, build_wasm, WASM_OUT), ("wasm_relaxed", wasm, build_wasm_relaxed, WASM_RELAXED_OUT),
+             ("wasm_threads", wasm, build_wasm_threads, WASM_THREADS_OUT),
+             ("wasm_threads_relaxed", wasm, build_wasm_threads_relaxed, WASM_THREADS_RELAXED_OUT),
              ("native", native, build_native, None))
     for kind, enabled, fn, shipped in steps:
         if not enabled:

@@ -6,8 +6,8 @@ import { SCRIPT_URL } from './build_info.js';
 
 export const CONFIG = Object.assign(
   { runtimeBase: null, replaceNative: false, debug: false, fastPaths: true,
-    // Kernel threads of the cpu backend (null: navigator.hardwareConcurrency). Kernels
-    // run on one thread today whatever this says (engineStats.threads says why).
+    // Kernel threads of the cpu backend (null: navigator.hardwareConcurrency); more
+    // than one needs a cross-origin isolated page (engineStats.threads says what runs).
     threads: null,
     // webgpu: false keeps gpu contexts on the cpu kernels even where WebGPU works.
     webgpu: true,
@@ -39,14 +39,11 @@ const HARDWARE_CONCURRENCY = Math.max(1, Number(globalThis.navigator && globalTh
 const CROSS_ORIGIN_ISOLATED = globalThis.crossOriginIsolated === true;
 
 // Kernel threads: what the configuration asks for, what runs, and why not more.
-// The cpu backend's kernels run on Pyodide's thread: Pyodide 0.27's memory is not
-// shared, so a worker cannot reach the numpy buffers the kernels work on; the
-// worker pool over a backend-owned shared memory is designed in docs/threads.md.
+// simd.js fills in `active` and `reason` when it starts (or cannot start) the
+// kernel pool (js/src/kernel_pool.js, docs/threads.md).
 function threadStats() {
   const requested = Number.isInteger(CONFIG.threads) && CONFIG.threads > 0 ? CONFIG.threads : HARDWARE_CONCURRENCY;
-  const reason = !CROSS_ORIGIN_ISOLATED
-    ? 'single-threaded: the page is not cross-origin isolated (no COOP/COEP headers), so no shared memory'
-    : 'single-threaded: the kernel worker pool is not built yet (docs/threads.md); Pyodide 0.27 memory is not shared';
+  const reason = 'single-threaded: the engine has not started';
   return { requested, active: 1, crossOriginIsolated: CROSS_ORIGIN_ISOLATED, hardwareConcurrency: HARDWARE_CONCURRENCY, reason };
 }
 

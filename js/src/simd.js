@@ -11,6 +11,12 @@
 // f32x4.relaxed_madd, a fused multiply-add on CPUs with one) where the
 // engine validates it, else webnn-kernels.wasm (plain simd128).
 //
+// The kernel pool (js/src/kernel_pool.js): on a cross-origin isolated page with
+// threads > 1, the threads build of the same variant (relaxed or not, so N
+// threads give the one-thread result bit for bit) runs split calls on workers
+// sharing one WebAssembly.Memory; engineStats.threads says how many threads run
+// and, when fewer than asked, why.
+//
 // Switches: CONFIG.fastPaths (false: numpy kernels only; 'simd128': never the
 // relaxed build) and, on any page, the query parameter ?fastpaths=0|1|simd128
 // which overrides it. CONFIG.debug logs
@@ -20,6 +26,7 @@
 
 import { CONFIG, ENGINE_STATS } from './config.js';
 import { ENGINE_MEMORY, RuntimeIntegrityError, fetchVerified } from './startup.js';
+import { poolUnavailableReason, startKernelPool } from './kernel_pool.js';
 
 // fastPaths: the setting every new context's cpu backend starts with (each
 // context owns its switch; engineStats.kernels.setFastPaths(ctx, on) flips one).
@@ -63,21 +70,50 @@ async function fetchBytes(name) {
   return fetchVerified(name);
 }
 
-async function loadKernelModule(memory, allowRelaxed) {
+async function loadKernelModule(memory, allowRelaxed, threadsBuild = false) {
   if (!WebAssembly.validate(SIMD_PROBE)) throw new Error('this browser has no WebAssembly SIMD');
   let bytes = null;
   if (allowRelaxed) {
     try {
-      bytes = await fetchBytes('webnn-kernels-relaxed.wasm');
+      bytes = await fetchBytes(threadsBuild ? 'webnn-kernels-threads-relaxed.wasm' : 'webnn-kernels-relaxed.wasm');
       if (!WebAssembly.validate(bytes)) bytes = null;  // no relaxed SIMD here
     } catch (e) {
       if (e instanceof RuntimeIntegrityError) throw e;  // tampered: refuse, do not fall back
       bytes = null;
     }
   }
-  if (!bytes) bytes = await fetchBytes('webnn-kernels.wasm');
+  if (!bytes) bytes = await fetchBytes(threadsBuild ? 'webnn-kernels-threads.wasm' : 'webnn-kernels.wasm');
+  if (threadsBuild) return bytes;
   const { instance } = await WebAssembly.instantiate(bytes, { env: { memory } });
   return instance.exports;
+}
+
+// The kernel pool: the threads build of the variant the library uses, on workers.
+async function attachPool(pyodide, fast, status) {
+  const stats = ENGINE_STATS.threads;
+  const unavailable = (reason) => {
+    stats.active = 1;
+    stats.reason = `single-threaded: ${reason}`;
+    fast.pool_unavailable(reason);
+  };
+  const why = !status.backend ? 'no SIMD kernels (numpy only)' : poolUnavailableReason(stats.requested);
+  if (why) {
+    unavailable(why);
+    return;
+  }
+  try {
+    const fused = /relaxed/.test(status.detail);
+    const bytes = await loadKernelModule(null, fused, true);
+    const kernels = pyToJs(fast.pool_kernels());
+    const port = await startKernelPool(bytes, stats.requested, kernels.map((k) => k[0]), kernels.map((k) => k[1]));
+    pyToJs(fast.attach_pool(port, fused, `wasm ${fused ? 'relaxed-simd' : 'simd128'} threads build on a shared WebAssembly.Memory`));
+    stats.active = port.threads;
+    stats.reason = port.threads < stats.requested
+      ? `${port.threads} of ${stats.requested} threads: ${port.startErrors[0] || 'workers did not start'}` : null;
+  } catch (e) {
+    if (e instanceof RuntimeIntegrityError) throw e;
+    unavailable(`the kernel pool could not start: ${e && e.message ? e.message : e}`);
+  }
 }
 
 // Called once numpy and webnn_core are loaded.
@@ -98,6 +134,7 @@ export async function simdAttach(pyodide) {
   }
   status.enabled = SIMD.fastPaths;
   ENGINE_STATS.simd = status;
+  await attachPool(pyodide, fast, status);
   if (CONFIG.debug) {
     if (status.backend) {
       console.log(`webnn-polyfill: SIMD kernels active (${status.detail}); fast paths ${status.enabled ? 'on' : 'off'}`);

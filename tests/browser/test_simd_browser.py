@@ -106,47 +106,4 @@ def test_two_contexts_in_one_page_keep_their_own_fast_path_switch(page, server):
     assert r["limitsEqual"]
 
 
-THREADS_JS = """(async () => {
-    const ctx = await navigator.ml.createContext();
-    return { stats: webnnPolyfill.engineStats.threads, status: webnnPolyfill.engineStats.kernels.status(ctx),
-             hc: navigator.hardwareConcurrency, isolated: self.crossOriginIsolated };
-})()"""
-
-
-def test_kernels_are_single_threaded_and_say_why(page, server):
-    """issue 17 item 2: threads default to navigator.hardwareConcurrency, but the
-    wasm kernels run on Pyodide's thread; engineStats and the context's kernel
-    status say so, and why (a cross-origin isolated page: no worker pool yet)."""
-    load(page, server)
-    r = page.evaluate(THREADS_JS)
-    assert r["isolated"] is True  # tools/serve.py sends COOP/COEP
-    t = r["stats"]
-    assert (t["requested"], t["active"], t["crossOriginIsolated"], t["hardwareConcurrency"]) == (r["hc"], 1, True, r["hc"])
-    assert "worker pool" in t["reason"]
-    s = r["status"]
-    assert (s["threadsRequested"], s["threads"]) == (r["hc"], 1)
-    if r["hc"] > 1:
-        assert "Pyodide" in s["threadsReason"]
-
-
-def test_threads_without_cross_origin_isolation(page, server):
-    def strip_isolation(route):
-        response = route.fetch()
-        headers = {k: v for k, v in response.headers.items()
-                   if k.lower() not in ("cross-origin-opener-policy", "cross-origin-embedder-policy")}
-        route.fulfill(response=response, headers=headers)
-
-    page.route("**/test-pages/simd.html*", strip_isolation)
-    page.set_default_timeout(180_000)
-    page.goto(f"{server}/test-pages/simd.html")
-    r = page.evaluate(THREADS_JS)
-    assert r["isolated"] is False
-    assert r["stats"]["crossOriginIsolated"] is False and r["stats"]["active"] == 1
-    assert "not cross-origin isolated" in r["stats"]["reason"]
-
-
-def test_threads_config_option(page, server):
-    page.add_init_script("self.WEBNN_POLYFILL_CONFIG = { threads: 3 }")
-    load(page, server)
-    r = page.evaluate(THREADS_JS)
-    assert r["stats"]["requested"] == 3 and r["status"]["threadsRequested"] == 3 and r["status"]["threads"] == 1
+# Kernel threads (engineStats.threads, the kernel pool): tests/browser/test_kernel_pool_browser.py

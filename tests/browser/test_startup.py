@@ -183,6 +183,7 @@ def tampered_dist(tmp_path, pick):
     ("numpy wheel", {"snapshot": False}),
     ("build snapshot", {}),
     ("webnn-kernels-relaxed.wasm", {}),
+    ("webnn-kernels-threads-relaxed.wasm", {}),
 ])
 def test_a_tampered_runtime_file_is_refused(browser, tmp_path, which, config):
     import serve

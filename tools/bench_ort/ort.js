@@ -2,12 +2,15 @@
 // page load, because ORT reads its thread count once:
 //   ?ep=wasm&threads=N    ORT's own wasm EP (MLAS) on N threads
 //   ?ep=webnn             ORT's WebNN EP (deviceType cpu) on navigator.ml = the polyfill
+//   &pthreads=N           ... with the polyfill's kernels on N threads (its `threads` config;
+//                         default navigator.hardwareConcurrency)
 // window.runBench(models, runs, budgetSeconds) -> {models: {name: {createMs, firstMs, runsMs,
 // medianMs, minMs, output: first values, checksum}}, crossOriginIsolated, hardwareConcurrency}.
 'use strict';
 const params = new URLSearchParams(location.search);
 const EP = params.get('ep') || 'wasm';
 const THREADS = Number(params.get('threads') || 1);
+const POLYFILL_THREADS = Number(params.get('pthreads')) || null;
 
 function loadScript(src) {
   return new Promise((resolve, reject) => {
@@ -74,6 +77,7 @@ window.ready = (async () => {
   if (EP === 'webnn' || EP === 'polyfill') {  // ep=polyfill: only the polyfill (tools/profile_build.py)
     // The polyfill first, then ORT: the WebNN EP finds navigator.ml. Start its engine
     // before any timing (the first createContext() boots Pyodide).
+    self.WEBNN_POLYFILL_CONFIG = { threads: POLYFILL_THREADS };
     await loadScript('/dist/webnn-polyfill.js');
     const t0 = performance.now();
     await navigator.ml.createContext({ deviceType: 'cpu' });
@@ -91,7 +95,8 @@ window.runBench = async (models, runs, budget) => {
   await window.ready;
   const out = { ep: EP, threads: EP === 'webnn' ? 1 : THREADS, crossOriginIsolated: self.crossOriginIsolated,
                 hardwareConcurrency: navigator.hardwareConcurrency, ortVersion: ort.env.versions?.web,
-                engineStartMs: window.engineStartMs, models: {} };
+                engineStartMs: window.engineStartMs, models: {},
+                polyfillThreads: self.webnnPolyfill ? { ...webnnPolyfill.engineStats.threads } : null };
   // ORT compiles and instantiates its wasm on the first session: not part of any model's create time.
   const warm = await ort.InferenceSession.create(
     new Uint8Array(await (await fetch(`/ortmodels/${models[0].file}`)).arrayBuffer()),

@@ -76,9 +76,10 @@ class CpuBackend(Backend):
     preferred_input_layout = "nhwc"
 
     def __init__(self, fast_paths: bool = True, library=_PROCESS_LIBRARY, layout_pass: bool = True,
-                 threads: int = 1):
+                 threads: int = 1, pool=_PROCESS_LIBRARY):
         self.fast_paths = bool(fast_paths)
         self.threads = max(1, int(threads))
+        self._kernel_pool = pool  # a fast.shared.KernelPool, or the one attached to this process
         self._pool = None  # a ThreadPoolExecutor of threads - 1 workers, made on first use
         self.layout_pass = bool(layout_pass)  # NCHW conv/pool chains -> NHWC at build() (with fast paths)
         self._library = library
@@ -101,20 +102,55 @@ class CpuBackend(Backend):
     def status(self) -> dict:
         lib = self.library
         threads = self.kernel_threads()
-        why = None
-        if threads < self.threads:
-            why = lib.why_single if lib is not None else "no kernel library"
-        return {"backend": lib.kind if lib else None, "detail": lib.describe() if lib else None,
+        why = self.threads_reason()
+        pool = self.kernel_pool
+        return {"pool": pool.stats() if pool is not None else None,"backend": lib.kind if lib else None, "detail": lib.describe() if lib else None,
                 "reason": None if lib else self.library_reason(), "enabled": self.fast_paths,
                 "threadsRequested": self.threads, "threads": threads, "threadsReason": why}
 
     # -- threads -----------------------------------------------------------------------
+    def _usable_pool(self):
+        """The kernel pool (shared memory, workers) this backend's splits run on, if any:
+        it must run the same build of the kernels (fused multiply-adds or not) as the
+        library, so that N threads give the one-thread result bit for bit."""
+        pool = fast.pool() if self._kernel_pool is _PROCESS_LIBRARY else self._kernel_pool
+        lib = self.library
+        if pool is None or lib is None or pool.threads <= 1 or pool.fused_madd != lib.fused_madd:
+            return None
+        return pool
+
+    @property
+    def kernel_pool(self):
+        """The kernel pool that runs this backend's split calls, or None (the
+        native library's thread pool, or no split)."""
+        return self._usable_pool() if self.threads > 1 else None
+
     def kernel_threads(self) -> int:
         """How many threads run this backend's kernel calls (1: no split)."""
         lib = self.library
-        if self.threads <= 1 or lib is None or not getattr(lib, "concurrent", False):
+        if self.threads <= 1 or lib is None:
+            return 1
+        pool = self._usable_pool()
+        if pool is not None:
+            return min(self.threads, pool.threads)
+        if not getattr(lib, "concurrent", False):
             return 1
         return self.threads
+
+    def threads_reason(self):
+        """Why fewer kernel threads run than were asked for (None: as many as asked)."""
+        threads = self.kernel_threads()
+        if threads >= self.threads:
+            return None
+        lib = self.library
+        if lib is None:
+            return "no kernel library"
+        pool = self._usable_pool()
+        if pool is not None:
+            return f"the kernel pool has {pool.threads} threads"
+        if self._kernel_pool is _PROCESS_LIBRARY and fast.pool_reason():
+            return fast.pool_reason()
+        return lib.why_single
 
     def run_calls(self, fn, calls: list) -> None:
         """fn(*args) for every args in `calls` (disjoint output tiles), on this

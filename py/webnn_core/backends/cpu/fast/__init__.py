@@ -26,7 +26,8 @@ from pathlib import Path
 
 from .library import NativeBackend, WasmBackend
 
-_state = {"backend": None, "reason": "no kernel library attached"}
+_state = {"backend": None, "reason": "no kernel library attached",
+          "pool": None, "pool_reason": None}
 
 
 def library():
@@ -73,6 +74,45 @@ def attach_wasm(exports) -> dict:
 
 def default_native_path() -> Path:
     return Path(__file__).resolve().parents[5] / ".cache" / "kernels" / "libwebnn_kernels.so"
+
+
+def pool():
+    """The kernel pool attached to this process (fast/shared.py), or None."""
+    return _state["pool"]
+
+
+def pool_reason():
+    """Why no kernel pool is attached (None when one is, or nobody said)."""
+    return None if _state["pool"] is not None else _state["pool_reason"]
+
+
+def pool_kernels() -> list:
+    """[[export name, argument kinds]] in the order a pool job names its kernel."""
+    from .library import SIGNATURES
+
+    return [[name, sig] for name, sig in SIGNATURES.items()]
+
+
+def attach_pool(port, fused_madd: bool, detail: str = "pool") -> dict:
+    """Attach a kernel pool: `port` runs tiles on threads sharing one memory
+    (js/src/kernel_pool.js in the browser). Returns its stats."""
+    from .shared import KernelPool
+
+    _state["pool"] = KernelPool(port, fused_madd, detail)
+    _state["pool_reason"] = None
+    return _state["pool"].stats()
+
+
+def pool_unavailable(reason: str) -> None:
+    """Record why there is no kernel pool (shown in each context's threadsReason)."""
+    _state["pool"] = None
+    _state["pool_reason"] = reason
+
+
+def detach_pool() -> None:
+    """Forget the kernel pool and any reason recorded (tests)."""
+    _state["pool"] = None
+    _state["pool_reason"] = None
 
 
 def attach_native(path=None, build: bool = False) -> dict:

@@ -60,6 +60,11 @@ class PackedConv:
         self.k = kh * kw * in_per_group
         self.params = {}  # (input shape, output row stride) -> int32 parameter block
 
+    @property
+    def consts(self) -> tuple:
+        """The constant arrays a kernel call reads (a kernel pool keeps them resident)."""
+        return (self.w, self.bias)
+
 
 def is_depthwise(o: int, ig: int, groups: int) -> bool:
     return ig == 1 and o == groups

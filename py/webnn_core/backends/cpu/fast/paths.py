@@ -22,8 +22,11 @@ import numpy as np
 
 from . import tiles as tiling
 from .pack import F32, PackedConv, pack_b, pack_conv, round_up
+from .shared import PoolFull
 
 INF = math.inf
+# Tiles per thread of a kernel pool (see _threads).
+TILES_PER_POOL_THREAD = 3
 # Below this many multiply-adds a call is not worth the FFI crossing.
 SMALL_GEMM = 4096
 SMALL_ELEMENTWISE = 4096
@@ -83,7 +86,7 @@ def conv2d_into(backend, prep: PackedConv, attrs, x_nhwc: np.ndarray, y: np.ndar
     if prep.kind == "dw":
         args = [addr(p), addr(x_nhwc), addr(prep.w), bias, addr(y), lo, hi]
         if parts > 1:
-            _run_tiles(cpu, backend.dwconv2d, args, _tiles(p, parts, False, 0), 1, 4, None)
+            _run_tiles(cpu, "dwconv2d", args, _tiles(p, parts, False, 0), 1, 4, None, x_nhwc, y, prep.consts)
         else:
             backend.dwconv2d(*args)
     else:
@@ -91,7 +94,7 @@ def conv2d_into(backend, prep: PackedConv, attrs, x_nhwc: np.ndarray, y: np.ndar
         if parts > 1:
             args = [addr(p), addr(x_nhwc), addr(prep.w), bias, addr(y), 0, lo, hi]
             tiles = _tiles(p, parts, tiling.is_direct_conv(p), n)
-            _run_tiles(cpu, backend.conv2d, args, tiles, 1, 4, 5)
+            _run_tiles(cpu, "conv2d", args, tiles, 1, 4, 5, x_nhwc, y, prep.consts)
             return y
         s = scratch(n) if scratch is not None else np.empty(n, F32)
         backend.conv2d(addr(p), addr(x_nhwc), addr(prep.w), bias, addr(y), addr(s), lo, hi)
@@ -99,7 +102,15 @@ def conv2d_into(backend, prep: PackedConv, attrs, x_nhwc: np.ndarray, y: np.ndar
 
 
 def _threads(cpu) -> int:
-    return cpu.kernel_threads() if cpu is not None else 1
+    """How many tiles a big call may be split into: one per kernel thread, or with a
+    kernel pool a few per thread, so that threads taking tiles from its counter even
+    out when one of them runs late (a busy core); tiles stay >= MIN_TILE_WORK."""
+    if cpu is None:
+        return 1
+    threads = cpu.kernel_threads()
+    if threads > 1 and cpu.kernel_pool is not None:
+        return threads * TILES_PER_POOL_THREAD
+    return threads
 
 
 def _conv_parts(cpu, prep: PackedConv, p) -> int:
@@ -127,9 +138,15 @@ def _tiles(p, parts, direct, scratch_floats) -> list:
             for q, dx, dy in tiling.window_tiles(p, parts, direct)]
 
 
-def _run_tiles(cpu, fn, args, tiles, x_index, out_index, scratch_index):
-    """Call fn once per tile (args with that tile's parameter block, offsets and
-    scratch) on the backend's thread pool, the calling thread taking a share."""
+def _run_tiles(cpu, name, args, tiles, x_index, out_index, scratch_index, x, out, consts, chained=False,
+               planned=False, cache=None):
+    """Call kernel `name` once per tile (args with that tile's parameter block,
+    offsets and scratch) on the backend's threads, the calling thread taking a
+    share: its kernel pool (shared memory, fast/shared.py) when it has one,
+    else its thread pool over the native library. `x`, `out`: the arrays
+    args[x_index] and args[out_index] point into; `consts`: constant arrays
+    the args point into; `chained`/`planned`: x is the planned output of the
+    previous kernel of a compiled chain / out is a planned buffer."""
     calls = []
     for t in tiles:
         a = list(args)
@@ -139,7 +156,16 @@ def _run_tiles(cpu, fn, args, tiles, x_index, out_index, scratch_index):
         if scratch_index is not None:
             a[scratch_index] = addr(t.scratch)
         calls.append(a)
-    cpu.run_calls(fn, calls)
+    pool = cpu.kernel_pool
+    if pool is not None:
+        try:
+            pool.run("wk_" + name, calls, consts=[*consts, *(t.p for t in tiles)], ins=[x], outs=[out],
+                     scratch=[t.scratch for t in tiles], chained=x if chained else None, keep_image=planned,
+                     cache=cache)
+            return
+        except PoolFull as e:
+            cpu.decline(name, f"ran on one thread: {e}")
+    cpu.run_calls(getattr(cpu.library, name), calls)
 
 
 class _Plan:
@@ -149,12 +175,13 @@ class _Plan:
     producer was planned to write (then its address is known) and calls.
     Holds references to every array whose address it caches."""
 
-    __slots__ = ("backend", "fn", "args", "x_index", "x_expected", "out", "out_index", "out_shape", "keep",
-                 "tiles", "cpu", "scratch_index")
+    __slots__ = ("backend", "fn", "name", "args", "x_index", "x_expected", "out", "out_index", "out_shape", "keep",
+                 "tiles", "cpu", "scratch_index", "consts", "tables")
 
     def __call__(self, x):
         args = self.args
-        if x is not self.x_expected:
+        chained = x is self.x_expected
+        if not chained:
             x = _c(x)
             args = list(args)
             args[self.x_index] = addr(x)
@@ -165,20 +192,24 @@ class _Plan:
                 args = list(args)
             args[self.out_index] = addr(out)
         if self.tiles:
-            _run_tiles(self.cpu, self.fn, args, self.tiles, self.x_index, self.out_index, self.scratch_index)
+            _run_tiles(self.cpu, self.name, args, self.tiles, self.x_index, self.out_index, self.scratch_index, x, out,
+                       self.consts, chained, out is self.out, self.tables)
         else:
             self.fn(*args)
         return out
 
 
-def _make_plan(backend, fn, args, x_index, x_expected, out, out_index, out_shape, keep, tiles=None, cpu=None,
-               scratch_index=None) -> _Plan:
+def _make_plan(backend, name, args, x_index, x_expected, out, out_index, out_shape, keep, tiles=None, cpu=None,
+               scratch_index=None, consts=()) -> _Plan:
     plan = _Plan()
     plan.tiles = tiles
     plan.cpu = cpu
     plan.scratch_index = scratch_index
     plan.backend = backend
-    plan.fn = fn
+    plan.name = name
+    plan.fn = getattr(backend, name)
+    plan.consts = list(consts)
+    plan.tables = {}  # the kernel pool's relocated job tables (fast/shared.py)
     plan.args = list(args)
     plan.x_index = x_index
     ok = (x_expected is not None and x_expected.dtype == F32 and x_expected.flags.c_contiguous
@@ -207,13 +238,15 @@ def _conv_plan(cpu, backend, scratch, attrs, x_shape, lo, hi):
     if prep.kind == "dw":
         args = [addr(p), 0, addr(prep.w), bias, 0, lo, hi]
         tiles = _tiles(p, parts, False, 0) if parts > 1 else None
-        return _make_plan(backend, backend.dwconv2d, args, 1, attrs.get("_x"), out, 4, out_shape, keep, tiles, cpu)
+        return _make_plan(backend, "dwconv2d", args, 1, attrs.get("_x"), out, 4, out_shape, keep, tiles, cpu,
+                          consts=prep.consts)
     n = int(p[17]) * prep.k
     tiles = _tiles(p, parts, tiling.is_direct_conv(p), n) if parts > 1 else None
     s = scratch(n) if tiles is None else np.empty(0, F32)
     keep.append(s)  # the plan owns its scratch even if the shared one is replaced
     args = [addr(p), 0, addr(prep.w), bias, 0, addr(s), lo, hi]
-    return _make_plan(backend, backend.conv2d, args, 1, attrs.get("_x"), out, 4, out_shape, keep, tiles, cpu, 5)
+    return _make_plan(backend, "conv2d", args, 1, attrs.get("_x"), out, 4, out_shape, keep, tiles, cpu, 5,
+                      prep.consts)
 
 
 def _conv(cpu, name, attrs, x, w, bias, lo, hi):
@@ -265,8 +298,16 @@ def gemm_into(backend, a: np.ndarray, bp: np.ndarray, n: int, out: np.ndarray, c
     parts = tiling.parts_for(m * n * k, m, _threads(cpu))
     if parts > 1:
         a0, c0 = addr(a), addr(out)
-        cpu.run_calls(backend.gemm, [[m1 - m0, n, k, a0 + 4 * m0 * k, k, addr(bp), 0, c0 + 4 * m0 * ldc, ldc, -INF, INF]
-                                     for m0, m1 in tiling.gemm_tiles(m, parts)])
+        calls = [[m1 - m0, n, k, a0 + 4 * m0 * k, k, addr(bp), 0, c0 + 4 * m0 * ldc, ldc, -INF, INF]
+                 for m0, m1 in tiling.gemm_tiles(m, parts)]
+        pool = cpu.kernel_pool
+        if pool is not None:
+            try:
+                pool.run("wk_gemm", calls, consts=[bp], ins=[a], outs=[out])
+                return out
+            except PoolFull as e:
+                cpu.decline("matmul", f"ran on one thread: {e}")
+        cpu.run_calls(backend.gemm, calls)
         return out
     backend.gemm(m, n, k, addr(a), k, addr(bp), 0, addr(out), ldc, -INF, INF)
     return out
@@ -354,17 +395,16 @@ def _pool(cpu, name, fn_name, attrs, x):
     if out is not None:
         # A compiled node: resolve its call once, then run it.
         p = _pool_params(attrs, xn.shape, out.strides[2] // 4)
-        fn = getattr(backend, fn_name)
         parts = _pool_parts(cpu, attrs, p)
         tiles = _tiles(p, parts, False, 0) if parts > 1 else None
-        plan = attrs["_plan"] = _make_plan(backend, fn, [addr(p), 0, 0], 1, attrs.get("_x"), out, 2,
+        plan = attrs["_plan"] = _make_plan(backend, fn_name, [addr(p), 0, 0], 1, attrs.get("_x"), out, 2,
                                            (n, oh, ow, c), [p], tiles, cpu)
         return plan(xn)
     out = np.empty((n, oh, ow, c), F32)
     p = _pool_params(attrs, xn.shape, c)
     parts = _pool_parts(cpu, attrs, p)
     if parts > 1:
-        _run_tiles(cpu, getattr(backend, fn_name), [addr(p), addr(xn), addr(out)], _tiles(p, parts, False, 0), 1, 2, None)
+        _run_tiles(cpu, fn_name, [addr(p), addr(xn), addr(out)], _tiles(p, parts, False, 0), 1, 2, None, xn, out, ())
     else:
         getattr(backend, fn_name)(addr(p), addr(xn), addr(out))
     return out if nhwc else np.transpose(out, (0, 3, 1, 2))

@@ -1,0 +1,229 @@
+// The kernel pool (issue 17 item 2, docs/threads.md): the threads build of the
+// SIMD kernels (dist/webnn-kernels-threads*.wasm: wasm atomics + bulk memory,
+// an imported shared memory) instantiated on ONE WebAssembly.Memory({shared:
+// true}) in this thread and in `threads - 1` Web Workers. Pyodide's own memory
+// is not shared (0.27), so the pool's memory is separate: the Python core
+// (webnn_core/backends/cpu/fast/shared.py) allocates in it, keeps constants and
+// chained activations there, decides the tiles and writes each job's table; this
+// file only runs the pool. It is the "port" that shared.py describes:
+//   threads, size(), grow(n), put(dst, src, n), get(src, dst, n), run(fn, nargs, ntiles, table)
+//
+// A job: control words at the start of the shared memory, then its table (one
+// row of int32 argument words per tile; f32 arguments as their bits):
+//   [0] generation (workers Atomics.wait on it)  [1] next tile, tagged with the
+//   generation's low 15 bits (so a late worker can never take a tile of the next
+//   job)  [2] tiles done  [3] kernel index  [4] words per row  [5] tile count
+//   [6] set when a tile threw
+// Every thread takes tiles with a compare-exchange on [1] until none are left.
+// The calling thread takes its share, then spins until [2] counts every tile: a
+// window's main thread may not Atomics.wait, and the tiles left are the ones
+// other threads are finishing, so the spin is short.
+
+import { ENGINE_MEMORY } from './startup.js';
+import { typedArraySet } from './intrinsics.js';
+
+// Saved at script load: the page's later globals are never trusted.
+const G = globalThis;
+const SavedWorker = typeof G.Worker === 'function' ? G.Worker : null;
+const SavedBlob = typeof G.Blob === 'function' ? G.Blob : null;
+const createObjectURL = G.URL && G.URL.createObjectURL;
+const revokeObjectURL = G.URL && G.URL.revokeObjectURL;
+const SavedAtomics = G.Atomics;
+// The Atomics functions, saved (they do not use `this`).
+const A = SavedAtomics && { load: SavedAtomics.load, store: SavedAtomics.store, add: SavedAtomics.add,
+  compareExchange: SavedAtomics.compareExchange, notify: SavedAtomics.notify };
+const WasmMemory = G.WebAssembly && G.WebAssembly.Memory;
+const wasmCompile = G.WebAssembly && G.WebAssembly.compile;
+const wasmInstantiate = G.WebAssembly && G.WebAssembly.instantiate;
+const SavedUint8Array = Uint8Array;
+const SavedInt32Array = Int32Array;
+const SavedFloat32Array = Float32Array;
+const SavedPromise = Promise;
+const savedSetTimeout = setTimeout;
+const savedClearTimeout = clearTimeout;
+
+const PAGE = 65536;
+const MAX_PAGES = 32768;       // 2 GiB: the threads build's --max-memory
+const INITIAL_PAGES = 256;     // 16 MiB; grown on demand by the core's allocator
+const RESERVED = 65536;        // control words + job table (shared.py RESERVED)
+const TABLE = 16;              // first word of the job table
+const READY_TIMEOUT_MS = 20000;
+
+// Run by every thread of the pool (its source is also the workers' code).
+function takeTiles(A, i32, f32, fns, sigs) {
+  const gen = A.load(i32, 0);
+  const tag = (gen & 0x7fff) << 16;
+  const fnIndex = A.load(i32, 3);
+  const nargs = A.load(i32, 4);
+  const ntiles = A.load(i32, 5);
+  const fn = fns[fnIndex];
+  const sig = sigs[fnIndex];
+  const args = new Array(nargs);
+  for (;;) {
+    const cur = A.load(i32, 1);
+    if ((cur & 0x7fff0000) !== tag) return;  // a newer job: not ours to take
+    const t = cur & 0xffff;
+    if (t >= ntiles) return;
+    if (A.compareExchange(i32, 1, cur, cur + 1) !== cur) continue;
+    const row = 16 + t * nargs;
+    for (let k = 0; k < nargs; k++) args[k] = sig.charCodeAt(k) === 102 ? f32[row + k] : i32[row + k];
+    try {
+      fn(...args);
+    } catch (e) {
+      A.store(i32, 6, 1);
+    }
+    A.add(i32, 2, 1);
+  }
+}
+
+const WORKER_SOURCE = `'use strict';
+const takeTiles = ${takeTiles.toString()};
+self.onmessage = (e) => {
+  const { module, memory, names, sigs } = e.data;
+  let exports;
+  try {
+    exports = new WebAssembly.Instance(module, { env: { memory } }).exports;
+  } catch (err) {
+    self.postMessage({ error: String(err && err.message || err) });
+    return;
+  }
+  const fns = names.map((n) => exports[n]);
+  const i32 = new Int32Array(memory.buffer, 0, ${RESERVED / 4});
+  const f32 = new Float32Array(memory.buffer, 0, ${RESERVED / 4});
+  self.postMessage({ ready: true });
+  let seen = Atomics.load(i32, 0);
+  for (;;) {
+    Atomics.wait(i32, 0, seen);
+    seen = Atomics.load(i32, 0);
+    takeTiles(Atomics, i32, f32, fns, sigs);
+  }
+};`;
+
+// Why no pool can run here (null: it can).
+export function poolUnavailableReason(threads) {
+  if (threads <= 1) return 'one kernel thread was asked for';
+  if (G.crossOriginIsolated !== true) {
+    return 'the page is not cross-origin isolated (no COOP/COEP headers), so no shared memory';
+  }
+  if (!SavedWorker || !SavedBlob || !createObjectURL) return 'this global cannot start Web Workers';
+  if (!SavedAtomics || !WasmMemory) return 'no Atomics / WebAssembly.Memory here';
+  return null;
+}
+
+class KernelPort {
+  constructor(memory, exports, names, sigs) {
+    this.memory = memory;
+    this.names = names;
+    this.fns = names.map((n) => exports[n]);
+    this.sigs = sigs;
+    this.i32 = new SavedInt32Array(memory.buffer, 0, RESERVED / 4);
+    this.f32 = new SavedFloat32Array(memory.buffer, 0, RESERVED / 4);
+    this.workers = [];
+    this.gen = 0;
+    this.threads = 1;
+    this.busy = false;
+  }
+
+  size() { return this.memory.buffer.byteLength; }
+
+  grow(nbytes) {
+    const have = this.memory.buffer.byteLength;
+    if (nbytes <= have) return;
+    // Grow by at least a quarter, so a growing model does not grow page by page.
+    const want = Math.max(Math.ceil(nbytes / PAGE), Math.ceil(have / PAGE * 1.25));
+    const pages = Math.min(MAX_PAGES, want) - have / PAGE;
+    if (have / PAGE + pages < Math.ceil(nbytes / PAGE)) throw new RangeError(`the kernel pool's memory would exceed ${MAX_PAGES * PAGE} bytes`);
+    this.memory.grow(pages);
+  }
+
+  // Copies between Pyodide's memory (numpy buffers) and the shared memory.
+  put(dst, src, nbytes) {
+    typedArraySet(new SavedUint8Array(this.memory.buffer, dst, nbytes),
+      new SavedUint8Array(ENGINE_MEMORY.memory.buffer, src, nbytes));
+  }
+
+  get(src, dst, nbytes) {
+    typedArraySet(new SavedUint8Array(ENGINE_MEMORY.memory.buffer, dst, nbytes),
+      new SavedUint8Array(this.memory.buffer, src, nbytes));
+  }
+
+  run(fnIndex, nargs, ntiles, table) {
+    const words = nargs * ntiles;
+    if (TABLE + words > RESERVED / 4 || ntiles > 0xffff) throw new RangeError(`kernel pool job too large (${ntiles} tiles)`);
+    if (this.busy) throw new Error('kernel pool re-entered');
+    this.busy = true;
+    const i32 = this.i32;
+    try {
+      this.gen = (this.gen + 1) | 0;
+      // The tagged tile counter first: a worker still in the last job can no longer take a tile.
+      A.store(i32, 1, (this.gen & 0x7fff) << 16);
+      A.store(i32, 2, 0);
+      A.store(i32, 6, 0);
+      typedArraySet(new SavedInt32Array(this.memory.buffer, TABLE * 4, words),
+        new SavedInt32Array(ENGINE_MEMORY.memory.buffer, table, words));
+      A.store(i32, 3, fnIndex);
+      A.store(i32, 4, nargs);
+      A.store(i32, 5, ntiles);
+      A.store(i32, 0, this.gen);
+      A.notify(i32, 0);
+      takeTiles(A, i32, this.f32, this.fns, this.sigs);
+      while (A.load(i32, 2) < ntiles) { /* the others' last tiles (see above) */ }
+      if (A.load(i32, 6)) throw new Error(`a tile of ${this.names[fnIndex]} failed in the kernel pool`);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  close() {
+    for (const w of this.workers) w.terminate();
+    this.workers = [];
+    this.threads = 1;
+  }
+}
+
+// Starts the pool: compiles the threads build, instantiates it here and in
+// `threads - 1` workers on one shared memory, and resolves when the workers that
+// could start are ready (a worker that fails is left out; none: throws).
+export async function startKernelPool(bytes, threads, names, sigs) {
+  const module = await wasmCompile(bytes);
+  const memory = new WasmMemory({ initial: INITIAL_PAGES, maximum: MAX_PAGES, shared: true });
+  const instance = await wasmInstantiate(module, { env: { memory } });
+  const port = new KernelPort(memory, instance.exports, names, sigs);
+  const url = createObjectURL(new SavedBlob([WORKER_SOURCE], { type: 'text/javascript' }));
+  const errors = [];
+  try {
+    const started = [];
+    for (let i = 1; i < threads; i++) {
+      started.push(new SavedPromise((resolve) => {
+        let worker;
+        const timer = savedSetTimeout(() => { errors.push('a worker did not start in time'); resolve(null); }, READY_TIMEOUT_MS);
+        const done = (ok, why) => {
+          savedClearTimeout(timer);
+          if (!ok) {
+            errors.push(why);
+            if (worker) worker.terminate();
+          }
+          resolve(ok ? worker : null);
+        };
+        try {
+          worker = new SavedWorker(url, { name: `webnn-kernels-${i}` });
+        } catch (e) {
+          done(false, `a worker could not start: ${e && e.message}`);
+          return;
+        }
+        worker.onmessage = (e) => done(!!(e.data && e.data.ready), e.data && e.data.error);
+        worker.onerror = (e) => { e.preventDefault(); done(false, `a worker failed: ${e.message}`); };
+        worker.postMessage({ module, memory, names, sigs });
+      }));
+    }
+    port.workers = (await SavedPromise.all(started)).filter((w) => w);
+  } finally {
+    revokeObjectURL(url);
+  }
+  if (threads > 1 && port.workers.length === 0) {
+    throw new Error(`no kernel worker started: ${errors[0] || 'unknown'}`);
+  }
+  port.threads = 1 + port.workers.length;
+  port.startErrors = errors;
+  return port;
+}

@@ -1,0 +1,94 @@
+"""The kernel pool in headless Chromium (issue 17 item 2): on a cross-origin
+isolated page (tools/serve.py sends COOP/COEP) the cpu backend runs split conv2d,
+depthwise, GEMM/matmul and pool calls on Web Workers sharing one
+WebAssembly.Memory (js/src/kernel_pool.js, fast/shared.py). Every fast-path op,
+on odd shapes with tile remainders, gives the same bytes with 1 and with N
+threads; engineStats says how many threads run."""
+import base64
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.browser
+
+THREADS = 3
+
+
+def pool_checks(page, server, threads):
+    page.add_init_script(f"self.WEBNN_POLYFILL_CONFIG = {{ threads: {threads} }}")
+    page.set_default_timeout(300_000)
+    page.goto(f"{server}/test-pages/kernel_pool.html")
+    page.wait_for_function("window.ready === true")
+    return page.evaluate("poolChecks()")
+
+
+def test_threaded_results_equal_single_thread_bit_for_bit(browser, server):
+    runs = {}
+    for threads in (1, THREADS):
+        context = browser.new_context()
+        try:
+            page = context.new_page()
+            errors = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            runs[threads] = pool_checks(page, server, threads)
+            assert not errors
+        finally:
+            context.close()
+    one, many = runs[1], runs[THREADS]
+    assert one["simd"]["detail"] == many["simd"]["detail"]  # the same kernel build
+    assert one["threads"]["active"] == 1 and one["status"]["pool"] is None
+    assert many["threads"]["active"] == THREADS and many["threads"]["reason"] is None, many["threads"]
+    assert many["status"]["threads"] == THREADS and many["status"]["threadsReason"] is None
+    assert len(one["results"]) == len(many["results"]) >= 15
+    for a, b in zip(one["results"], many["results"]):
+        name = a["name"]
+        assert a["same"] and b["same"], name
+        assert a["fastCalls"] >= 1 and b["fastCalls"] >= 1, name
+        assert a["poolJobs"] == 0 and b["poolJobs"] >= 2, f"{name}: not run on the pool"
+        ya = np.frombuffer(base64.b64decode(a["y"]), np.float32)
+        yb = np.frombuffer(base64.b64decode(b["y"]), np.float32)
+        assert ya.size > 0 and np.isfinite(ya).all(), name
+        assert ya.tobytes() == yb.tobytes(), f"{name}: {THREADS} threads differ from one (max |d| {np.abs(ya - yb).max()})"
+    chain = many["results"][-1]
+    assert chain["reused"] > 0  # activations of the chain read in shared memory, not copied in
+
+
+THREADS_JS = """(async () => {
+    const ctx = await navigator.ml.createContext();
+    return { stats: webnnPolyfill.engineStats.threads, status: webnnPolyfill.engineStats.kernels.status(ctx),
+             hc: navigator.hardwareConcurrency, isolated: self.crossOriginIsolated };
+})()"""
+
+
+def test_default_threads_follow_hardware_concurrency(page, server):
+    page.set_default_timeout(180_000)
+    page.goto(f"{server}/test-pages/kernel_pool.html")
+    r = page.evaluate(THREADS_JS)
+    assert r["isolated"] is True
+    t, s = r["stats"], r["status"]
+    assert (t["requested"], t["hardwareConcurrency"], t["crossOriginIsolated"]) == (r["hc"], r["hc"], True)
+    if r["hc"] > 1:
+        assert t["active"] == r["hc"] and t["reason"] is None, t
+        assert s["threads"] == r["hc"] and s["pool"]["threads"] == r["hc"]
+    else:
+        assert t["active"] == 1 and "one kernel thread" in t["reason"]
+
+
+def test_not_isolated_runs_single_threaded_and_says_why(page, server):
+    def strip_isolation(route):
+        response = route.fetch()
+        headers = {k: v for k, v in response.headers.items()
+                   if k.lower() not in ("cross-origin-opener-policy", "cross-origin-embedder-policy")}
+        route.fulfill(response=response, headers=headers)
+
+    page.add_init_script("self.WEBNN_POLYFILL_CONFIG = { threads: 4 }")
+    page.route("**/test-pages/kernel_pool.html*", strip_isolation)
+    page.set_default_timeout(180_000)
+    page.goto(f"{server}/test-pages/kernel_pool.html")
+    r = page.evaluate(THREADS_JS)
+    assert r["isolated"] is False
+    t, s = r["stats"], r["status"]
+    assert (t["requested"], t["active"], t["crossOriginIsolated"]) == (4, 1, False)
+    assert "not cross-origin isolated" in t["reason"]
+    assert s["threads"] == 1 and s["threadsRequested"] == 4 and "not cross-origin isolated" in s["threadsReason"]
+    assert s["pool"] is None

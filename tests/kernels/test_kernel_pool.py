@@ -1,0 +1,163 @@
+"""The kernel pool (issue 17 item 2, fast/shared.py): split kernel calls run as
+jobs on threads sharing one memory, with constants resident there and the
+activations of compiled chains kept there. Here the pool's port is the native
+stand-in (native_pool_port.py) for js/src/kernel_pool.js; the browser runs the
+same Python against real workers (tests/browser/test_kernel_pool_browser.py).
+Results must equal the single-thread ones bit for bit on every fast-path op."""
+import numpy as np
+import pytest
+from native_pool_port import NativePoolPort
+from test_threads import CASES, const, rand
+
+from webnn_core import Context
+from webnn_core.backends.cpu import fast
+from webnn_core.backends.cpu.fast import tiles as tiling
+from webnn_core.backends.cpu.fast.shared import SharedHeap
+
+
+@pytest.fixture
+def split_everything(monkeypatch):
+    monkeypatch.setattr(tiling, "MIN_TILE_WORK", 1)
+
+
+@pytest.fixture(params=[2, 3])
+def pool(request, native, native_lib):
+    port = NativePoolPort(native_lib, request.param)
+    fast.attach_pool(port, native.fused_madd, "native stand-in")
+    yield fast.pool()
+    fast.detach_pool()
+    port.helpers.shutdown()
+
+
+def run(graph_fn, threads, **options):
+    rng = np.random.default_rng(11)
+    ctx = Context("cpu", options={"threads": threads, **options})
+    b = ctx.graph_builder()
+    feeds, outs = graph_fn(b, rng)
+    graph = b.build(outs)
+    first = ctx.compute(graph, feeds)
+    second = ctx.compute(graph, feeds)  # cached call plans, chained images
+    for name in first:
+        np.testing.assert_array_equal(first[name], second[name])
+    status = ctx.backend.status()
+    ctx.destroy()
+    return second, status
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_pool_equals_single_thread(case, pool, split_everything):
+    fn = CASES[case]
+    options = {"layoutPass": False} if "NCHW" in case else {}
+    single, st1 = run(fn, 1, **options)
+    assert st1["pool"] is None and st1["threads"] == 1
+    jobs = pool.jobs
+    out, st = run(fn, pool.threads, **options)
+    assert st["threads"] == pool.threads and st["threadsReason"] is None
+    assert pool.jobs > jobs, f"{case}: nothing ran on the pool"
+    for name in single:
+        np.testing.assert_array_equal(out[name], single[name], err_msg=case)
+
+
+def test_chain_activations_stay_in_shared_memory(pool, split_everything):
+    """conv -> conv -> pool compiled: the second and third kernels read their input
+    where the previous kernel left it in shared memory (no copy in)."""
+    def chain(b, rng):
+        x = b.input("x", {"dataType": "float32", "shape": [1, 17, 15, 8]})
+        y = b.relu(b.conv2d(x, const(b, rand(rng, 12, 3, 3, 8, scale=0.3)), padding=[1] * 4,
+                            inputLayout="nhwc", filterLayout="ohwi"))
+        y = b.conv2d(y, const(b, rand(rng, 16, 1, 1, 12, scale=0.3)), inputLayout="nhwc", filterLayout="ohwi")
+        y = b.maxPool2d(y, windowDimensions=[3, 3], strides=[2, 2], layout="nhwc")
+        y = b.conv2d(y, const(b, rand(rng, 9, 1, 1, 16, scale=0.3)), inputLayout="nhwc", filterLayout="ohwi")
+        return {"x": rand(rng, 1, 17, 15, 8)}, {"y": y}
+
+    single, _ = run(chain, 1)
+    before = pool.stats()
+    built = []
+    real_table = pool._table
+    pool._table = lambda *a: built.append(a[0]) or real_table(*a)
+    out, _ = run(chain, pool.threads)
+    del pool._table
+    after = pool.stats()
+    assert len(built) == 4  # each kernel's job table built on the first dispatch, reused on the second
+    np.testing.assert_array_equal(out["y"], single["y"])
+    x_bytes = 17 * 15 * 8 * 4
+    # two dispatches: each copies only the graph input in; the conv and pool inputs are reused
+    assert after["copiedIn"] - before["copiedIn"] == 2 * x_bytes
+    assert after["reused"] - before["reused"] == 2 * (17 * 15 * 12 + 17 * 15 * 16 + 8 * 7 * 16) * 4
+    assert after["jobs"] - before["jobs"] == 8
+
+
+def test_pool_matches_numpy_reference(pool, split_everything):
+    fn = CASES["conv 3x3 stride 2, asymmetric padding"]
+    ref, _ = run(fn, 1, fastPaths=False)
+    out, _ = run(fn, pool.threads)
+    np.testing.assert_allclose(out["y"], ref["y"], rtol=1e-5, atol=1e-5)
+
+
+def test_constants_are_resident_and_freed(pool, split_everything):
+    """Packed weights are copied into shared memory once per graph, and their
+    blocks go back to the heap when the graph goes away."""
+    fn = CASES["conv 3x3 pad 1, odd rows"]
+    in_use = pool.heap.in_use()
+    rng = np.random.default_rng(1)
+    ctx = Context("cpu", options={"threads": pool.threads})
+    b = ctx.graph_builder()
+    feeds, outs = fn(b, rng)
+    graph = b.build(outs)
+    ctx.compute(graph, feeds)
+    resident = len(pool._resident)
+    ctx.compute(graph, feeds)
+    assert len(pool._resident) == resident > 0
+    del graph, b, outs
+    ctx.destroy()
+    import gc
+
+    gc.collect()
+    assert pool.heap.in_use() == in_use
+
+
+def test_heap_reuses_blocks_and_grows(native_lib):
+    port = NativePoolPort(native_lib, 2, capacity=8 << 20)
+    heap = SharedHeap(port)
+    a = heap.alloc(1000)
+    assert a % 64 == 0 and a >= 65536
+    heap.free(a)
+    assert heap.alloc(1000) == a  # same size class: same block
+    big = heap.alloc(3 << 20)
+    assert port.size() >= big + (3 << 20)
+    with pytest.raises(MemoryError):
+        heap.alloc(16 << 20)
+
+
+def test_a_pool_with_another_kernel_build_is_not_used(native, native_lib):
+    """N threads must give the one-thread result bit for bit: a pool running the
+    other build (fused multiply-adds or not) than the library is left alone."""
+    port = NativePoolPort(native_lib, 2)
+    fast.attach_pool(port, not native.fused_madd, "other build")
+    try:
+        st = Context("cpu", options={"threads": 2}).backend.status()
+        assert st["pool"] is None  # (the native library's own thread pool still splits)
+    finally:
+        fast.detach_pool()
+        port.helpers.shutdown()
+
+
+def test_a_full_pool_runs_the_call_on_one_thread(native, native_lib, split_everything):
+    """When the shared memory cannot hold a job's arrays, the call runs on the
+    calling thread (same result) and the fallback reason says why."""
+    port = NativePoolPort(native_lib, 2, capacity=(64 << 10) + 1024)  # 64 KiB reserved + 1 KiB
+    fast.attach_pool(port, native.fused_madd, "tiny")
+    try:
+        fn = CASES["conv 3x3 pad 1, odd rows"]
+        single, _ = run(fn, 1)
+        rng = np.random.default_rng(11)
+        ctx = Context("cpu", options={"threads": 2})
+        b = ctx.graph_builder()
+        feeds, outs = fn(b, rng)
+        out = ctx.compute(b.build(outs), feeds)
+        np.testing.assert_array_equal(out["y"], single["y"])
+        assert "kernel pool's memory is full" in ctx.backend.fallback_reasons["conv2d"]
+        assert fast.pool().heap.in_use() == 0
+    finally:
+        fast.detach_pool()
+        port.helpers.shutdown()
