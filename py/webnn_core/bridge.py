@@ -8,9 +8,9 @@ JS calls `call(method, payload, data=None)`:
     {"$r": [[key, value], ...]} a record. Records never travel as JSON objects,
     so no name a page chooses ("$o", "__proto__", ...) is ever read as a tag.
   * `data` is an optional byte buffer for constant(), writeTensor() and the
-    NNEF loader: a JS typed array (a JsProxy in Pyodide) or bytes in CPython.
-    It is copied once, straight into the array that keeps it, after its size
-    was checked (see `set_heap_writer`).
+    model loaders: from JS only its byte length (JS holds the bytes for the
+    duration of the call), bytes in CPython. It is copied once, straight into
+    the array that keeps it, after its size was checked (see `set_heap_writer`).
 It returns a JSON string: {"ok": result}, {"error": [jsErrorName, message]},
 or for byte results {"ok": null, "bytes": [address, length]}: JS copies those
 bytes out of the wasm heap itself, at once (the array stays alive until the
@@ -45,7 +45,7 @@ _SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf, "-0":
 _builder_operands: "weakref.WeakKeyDictionary[GraphBuilder, list]" = weakref.WeakKeyDictionary()
 # The byte result of the last call, kept alive until JS has copied it out.
 _last_out: list = [None]
-# JS function (typed array, address) -> None copying the array into the wasm heap.
+# JS function (address) -> None copying the call's bytes into the wasm heap.
 _heap_writer: list = [None]
 # Backends that queue device commands (webgpu): drained into every reply.
 _device_backends: "weakref.WeakSet" = weakref.WeakSet()
@@ -65,22 +65,23 @@ _RELEASED = _Released()
 
 
 def set_heap_writer(writer) -> None:
-    """Pyodide: JS's `(typedArray, address) => HEAPU8.set(typedArray, address)`.
-    Done in JS with unsigned addresses, so it is right anywhere in a 4 GiB heap
-    (Pyodide's own conversions go wrong past 2 GiB)."""
+    """Pyodide: JS's `(address) => HEAPU8.set(bytesOfThisCall, address)`.
+    Only numbers cross (no proxy of the page's array). Done in JS with
+    unsigned addresses, so it is right anywhere in a 4 GiB heap (Pyodide's own
+    conversions go wrong past 2 GiB)."""
     _heap_writer[0] = writer
 
 
 class _JsSource:
-    """Bytes still in a JS typed array (dtypes.ByteSource protocol)."""
+    """The bytes JS holds for the call in progress, `nbytes` long
+    (dtypes.ByteSource protocol); read only during that call."""
 
-    def __init__(self, proxy):
-        self._proxy = proxy
-        self.nbytes = int(proxy.byteLength)
+    def __init__(self, nbytes: int):
+        self.nbytes = nbytes
 
     def read_into(self, out: np.ndarray) -> None:
         if self.nbytes:
-            _heap_writer[0](self._proxy, int(out.__array_interface__["data"][0]))
+            _heap_writer[0](int(out.__array_interface__["data"][0]))
 
     def to_bytes(self) -> bytes:
         out = np.empty(self.nbytes, np.uint8)
@@ -91,10 +92,9 @@ class _JsSource:
 def _source(data):
     if data is None:
         return None
-    if hasattr(data, "byteLength") and _heap_writer[0] is not None:
+    if type(data) is int:  # from JS: the length of the bytes it holds
         return _JsSource(data)
-    to_bytes = getattr(data, "to_bytes", None)  # a JsProxy without a heap writer
-    return dtypes.ByteSource(to_bytes() if to_bytes is not None else data)
+    return dtypes.ByteSource(data)
 
 
 class _Bytes:
