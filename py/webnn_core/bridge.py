@@ -273,15 +273,25 @@ METHODS = {f.__name__: f for f in (
 _TAKES_DATA = {"builder_constant", "write_tensor", "create_constant_tensor"}
 
 
+# The reply of most calls (writeTensor, dispatch, ...), when no device commands ride along.
+_OK_NONE = '{"ok":null}'
+# Made once: json.loads/dumps with options build a new decoder/encoder per call.
+_DECODER = json.JSONDecoder(object_hook=_decode)
+_ENCODER = json.JSONEncoder(allow_nan=False)
+
+
 def _reply_bytes(result: _Bytes) -> str:
     array = result.array
-    address = int(array.__array_interface__["data"][0])
-    reply = {"ok": None, "bytes": [address, int(array.nbytes)]}
+    reply = {"ok": None, "bytes": [int(array.__array_interface__["data"][0]), int(array.nbytes)]}
     if result.pin:
         reply["pin"] = _register(array)
     else:
         _last_out[0] = array
-    return _with_device(reply)
+    if _device_backends:
+        return _with_device(reply)
+    # The common case, formatted directly (json.dumps is a good part of a small call).
+    pin = f',"pin":{reply["pin"]}' if result.pin else ""
+    return f'{{"ok":null,"bytes":[{reply["bytes"][0]},{reply["bytes"][1]}]{pin}}}'
 
 
 def _device_commands() -> list:
@@ -305,19 +315,21 @@ def _with_device(reply: dict) -> str:
     commands = _device_commands() if _device_backends else None
     if commands:
         reply["gpu"] = commands
-    return json.dumps(reply, allow_nan=False)
+    return _ENCODER.encode(reply)
 
 
 def call(method: str, payload: str, data=None):
     _last_out[0] = None
     _device_keep.clear()
     try:
-        args = json.loads(payload, object_hook=_decode)
+        args = _DECODER.decode(payload)
         if method in _TAKES_DATA:
             args.append(_source(data))
         result = METHODS[method](*args)
         if isinstance(result, _Bytes):
             return _reply_bytes(result)
+        if result is None and not _device_backends:
+            return _OK_NONE
         return _with_device({"ok": result})
     except WebNNError as e:
         return _with_device({"error": [e.js_name, e.message]})
