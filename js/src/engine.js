@@ -8,7 +8,7 @@ import { CONFIG, ENGINE_STATS, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.
 import { simdAttach } from './simd.js';
 import { engineReady, forgetPrefetch, markTime, reportProgress, startRuntime, wasmCompileAllowed } from './startup.js';
 import {
-  SavedDOMException, SavedUint8Array, jsonParse, typedArrayBuffer, typedArraySet,
+  SavedDOMException, SavedUint8Array, jsonParse, typedArrayBuffer, typedArrayByteLength, typedArraySet,
 } from './intrinsics.js';
 import { encodeJson } from './webidl.js';
 import { runDeviceCommands } from './webgpu.js';
@@ -44,9 +44,10 @@ async function startEngine() {
   const pyodide = await startRuntime();
   const bridge = pyodide.pyimport('webnn_core.bridge');
   const module = pyodide._module;
-  // Bytes into the engine: one copy from the page's buffer into the wasm heap
-  // (HEAPU8 is replaced when the heap grows: always take the current one).
-  bridge.set_heap_writer((source, address) => typedArraySet(module.HEAPU8, source, address));
+  // Bytes into the engine: one copy from the page's buffer into the wasm heap,
+  // at the address the engine asks for (HEAPU8 is replaced when the heap
+  // grows: always take the current one).
+  bridge.set_heap_writer((address) => typedArraySet(module.HEAPU8, pendingSource, address));
   markTime('bridge');
   await simdAttach(pyodide);
   markTime('simd');
@@ -72,6 +73,13 @@ export function engine() {
 
 export let ENGINE = null;  // set once started; builder calls are synchronous after createContext resolves
 
+// The bytes of the call in progress (pyReply's `data`). Only their length
+// crosses into the engine; once it has checked the size and allocated the
+// array that keeps them, it calls the heap writer with that array's address.
+// No proxy of the page's array is made (each costs far more than a copy of a
+// small tensor).
+let pendingSource = null;
+
 function toJsError([name, message, detail]) {
   if (detail && CONFIG.debug) console.error(detail);
   if (name === 'TypeError') return new TypeError(message);
@@ -81,9 +89,20 @@ function toJsError([name, message, detail]) {
 // Call into webnn_core.bridge and return its whole reply ({ok} or, for byte
 // results, {bytes: [address, length], pin?}). `args` are JSON-able (objects
 // with handles are passed as {$o: handle}, records as NamedRecord); `data` an
-// optional Uint8Array the engine copies once. Throws the mapped error.
+// optional Uint8Array the engine copies once, during this call. Throws the mapped error.
 export function pyReply(method, args, data) {
-  const reply = jsonParse(ENGINE.call(method, encodeJson(args), data));
+  let text;
+  if (data === undefined || data === null) {
+    text = ENGINE.call(method, encodeJson(args));
+  } else {
+    pendingSource = data;
+    try {
+      text = ENGINE.call(method, encodeJson(args), typedArrayByteLength(data));
+    } finally {
+      pendingSource = null;
+    }
+  }
+  const reply = jsonParse(text);
   // Device commands (webgpu contexts) run now, before the next call reuses the memory they point into.
   if (reply.gpu) runDeviceCommands(reply.gpu, ENGINE.heap);
   if (reply.error) throw toJsError(reply.error);

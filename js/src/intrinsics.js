@@ -24,6 +24,7 @@ export const savedSetTimeout = setTimeout;
 export const savedFetch = typeof fetch === 'function' ? fetch : null;
 export const typedArrayBuffer = uncurryThis(Object.getOwnPropertyDescriptor(typedArrayProto, 'buffer').get);
 export const typedArraySet = uncurryThis(typedArrayProto.set);
+export const typedArrayByteLength = uncurryThis(Object.getOwnPropertyDescriptor(typedArrayProto, 'byteLength').get);
 
 const objectDefineProperty = Object.defineProperty;
 

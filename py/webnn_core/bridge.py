@@ -8,9 +8,9 @@ JS calls `call(method, payload, data=None)`:
     {"$r": [[key, value], ...]} a record. Records never travel as JSON objects,
     so no name a page chooses ("$o", "__proto__", ...) is ever read as a tag.
   * `data` is an optional byte buffer for constant(), writeTensor() and the
-    NNEF loader: a JS typed array (a JsProxy in Pyodide) or bytes in CPython.
-    It is copied once, straight into the array that keeps it, after its size
-    was checked (see `set_heap_writer`).
+    model loaders: from JS only its byte length (JS holds the bytes for the
+    duration of the call), bytes in CPython. It is copied once, straight into
+    the array that keeps it, after its size was checked (see `set_heap_writer`).
 It returns a JSON string: {"ok": result}, {"error": [jsErrorName, message]},
 or for byte results {"ok": null, "bytes": [address, length]}: JS copies those
 bytes out of the wasm heap itself, at once (the array stays alive until the
@@ -45,7 +45,7 @@ _SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf, "-0":
 _builder_operands: "weakref.WeakKeyDictionary[GraphBuilder, list]" = weakref.WeakKeyDictionary()
 # The byte result of the last call, kept alive until JS has copied it out.
 _last_out: list = [None]
-# JS function (typed array, address) -> None copying the array into the wasm heap.
+# JS function (address) -> None copying the call's bytes into the wasm heap.
 _heap_writer: list = [None]
 # Backends that queue device commands (webgpu): drained into every reply.
 _device_backends: "weakref.WeakSet" = weakref.WeakSet()
@@ -65,22 +65,23 @@ _RELEASED = _Released()
 
 
 def set_heap_writer(writer) -> None:
-    """Pyodide: JS's `(typedArray, address) => HEAPU8.set(typedArray, address)`.
-    Done in JS with unsigned addresses, so it is right anywhere in a 4 GiB heap
-    (Pyodide's own conversions go wrong past 2 GiB)."""
+    """Pyodide: JS's `(address) => HEAPU8.set(bytesOfThisCall, address)`.
+    Only numbers cross (no proxy of the page's array). Done in JS with
+    unsigned addresses, so it is right anywhere in a 4 GiB heap (Pyodide's own
+    conversions go wrong past 2 GiB)."""
     _heap_writer[0] = writer
 
 
 class _JsSource:
-    """Bytes still in a JS typed array (dtypes.ByteSource protocol)."""
+    """The bytes JS holds for the call in progress, `nbytes` long
+    (dtypes.ByteSource protocol); read only during that call."""
 
-    def __init__(self, proxy):
-        self._proxy = proxy
-        self.nbytes = int(proxy.byteLength)
+    def __init__(self, nbytes: int):
+        self.nbytes = nbytes
 
     def read_into(self, out: np.ndarray) -> None:
         if self.nbytes:
-            _heap_writer[0](self._proxy, int(out.__array_interface__["data"][0]))
+            _heap_writer[0](int(out.__array_interface__["data"][0]))
 
     def to_bytes(self) -> bytes:
         out = np.empty(self.nbytes, np.uint8)
@@ -91,10 +92,9 @@ class _JsSource:
 def _source(data):
     if data is None:
         return None
-    if hasattr(data, "byteLength") and _heap_writer[0] is not None:
+    if type(data) is int:  # from JS: the length of the bytes it holds
         return _JsSource(data)
-    to_bytes = getattr(data, "to_bytes", None)  # a JsProxy without a heap writer
-    return dtypes.ByteSource(to_bytes() if to_bytes is not None else data)
+    return dtypes.ByteSource(data)
 
 
 class _Bytes:
@@ -124,10 +124,16 @@ def _decode(d: dict):
     return d
 
 
-def _operand_info(operand: Operand):
+class _Json(str):
+    """A result already in JSON (formatted directly: the encoder's per-call
+    set-up is a good part of a small call)."""
+
+
+def _operand_info(operand: Operand) -> _Json:
+    """[handle, data type, shape] of a new operand (data type names need no escaping)."""
     handle = _register(operand)
     _builder_operands.setdefault(operand.builder, []).append(handle)
-    return [handle, operand.dtype, list(operand.shape)]
+    return _Json(f'[{handle},"{operand.dtype}",[{",".join(map(str, operand.shape))}]]')
 
 
 def _forget_operands(builder) -> None:
@@ -185,7 +191,7 @@ def create_constant_tensor(context, descriptor, data):
 def builder_op(builder, name, args, options):
     result = builder.op(name, *args, **options)
     if isinstance(result, list):
-        return [_operand_info(o) for o in result]
+        return _Json("[" + ",".join(_operand_info(o) for o in result) + "]")
     return _operand_info(result)
 
 
@@ -273,15 +279,25 @@ METHODS = {f.__name__: f for f in (
 _TAKES_DATA = {"builder_constant", "write_tensor", "create_constant_tensor"}
 
 
+# The reply of most calls (writeTensor, dispatch, ...), when no device commands ride along.
+_OK_NONE = '{"ok":null}'
+# Made once: json.loads/dumps with options build a new decoder/encoder per call.
+_DECODER = json.JSONDecoder(object_hook=_decode)
+_ENCODER = json.JSONEncoder(allow_nan=False)
+
+
 def _reply_bytes(result: _Bytes) -> str:
     array = result.array
-    address = int(array.__array_interface__["data"][0])
-    reply = {"ok": None, "bytes": [address, int(array.nbytes)]}
+    reply = {"ok": None, "bytes": [int(array.__array_interface__["data"][0]), int(array.nbytes)]}
     if result.pin:
         reply["pin"] = _register(array)
     else:
         _last_out[0] = array
-    return _with_device(reply)
+    if _device_backends:
+        return _with_device(reply)
+    # The common case, formatted directly (json.dumps is a good part of a small call).
+    pin = f',"pin":{reply["pin"]}' if result.pin else ""
+    return f'{{"ok":null,"bytes":[{reply["bytes"][0]},{reply["bytes"][1]}]{pin}}}'
 
 
 def _device_commands() -> list:
@@ -305,19 +321,26 @@ def _with_device(reply: dict) -> str:
     commands = _device_commands() if _device_backends else None
     if commands:
         reply["gpu"] = commands
-    return json.dumps(reply, allow_nan=False)
+    return _ENCODER.encode(reply)
 
 
 def call(method: str, payload: str, data=None):
     _last_out[0] = None
     _device_keep.clear()
     try:
-        args = json.loads(payload, object_hook=_decode)
+        args = _DECODER.decode(payload)
         if method in _TAKES_DATA:
             args.append(_source(data))
         result = METHODS[method](*args)
         if isinstance(result, _Bytes):
             return _reply_bytes(result)
+        if not _device_backends:
+            if result is None:
+                return _OK_NONE
+            if type(result) is _Json:
+                return '{"ok":' + result + "}"
+        if type(result) is _Json:
+            result = json.loads(result)
         return _with_device({"ok": result})
     except WebNNError as e:
         return _with_device({"error": [e.js_name, e.message]})

@@ -181,12 +181,29 @@ def test_constant_matmul_and_gemm_are_prepacked(backend):
 
 
 def test_matmul_batched_broadcast(backend):
+    # 33x33x33 per batch: above SMALL_BATCHED_GEMM, so the fast path runs it.
     def fn(b):
-        a = b.input("a", {"dataType": "float32", "shape": [2, 1, 9, 33]})
-        w = b.input("w", {"dataType": "float32", "shape": [3, 33, 17]})
-        return {"a": rand(2, 1, 9, 33), "w": rand(3, 33, 17)}, {"y": b.matmul(a, w)}
+        a = b.input("a", {"dataType": "float32", "shape": [2, 1, 33, 33]})
+        w = b.input("w", {"dataType": "float32", "shape": [3, 33, 33]})
+        return {"a": rand(2, 1, 33, 33), "w": rand(3, 33, 33)}, {"y": b.matmul(a, w)}
 
-    assert_matches_reference(fn)
+    graph, _ = assert_matches_reference(fn)
+    assert graph.plan.program[0][2] is not None
+
+
+def test_small_batched_matmul_runs_on_numpy(backend):
+    """Attention-sized batched matmuls (4 x 16x16x16) skip the fast path: numpy's
+    result exactly, and no per-batch packing."""
+    def fn(b):
+        q = b.input("q", {"dataType": "float32", "shape": [1, 4, 16, 16]})
+        k = b.input("k", {"dataType": "float32", "shape": [1, 4, 16, 16]})
+        return {"q": rand(1, 4, 16, 16), "k": rand(1, 4, 16, 16)}, {"y": b.matmul(q, k)}
+
+    graph, _ = assert_matches_reference(fn)
+    assert graph.plan.program[0][2] is None
+    ctx, graph, feeds = build(fn)
+    y = ctx.backend.execute(graph.plan, feeds)["y"]
+    np.testing.assert_array_equal(y, np.matmul(feeds["q"], feeds["k"]))
 
 
 def test_float16_graph_is_not_compiled(backend):

@@ -9,13 +9,16 @@ from ...dtypes import numpy_dtype
 
 def coerce(value, operand) -> np.ndarray:
     """Bring a kernel result to the operand's exact storage dtype and shape."""
+    return coerce_to(value, numpy_dtype(operand.dtype), operand.shape)
+
+
+def coerce_to(value, want: np.dtype, shape: tuple) -> np.ndarray:
     arr = np.asarray(value)
-    want = numpy_dtype(operand.dtype)
     if arr.dtype != want:
         with np.errstate(over="ignore", invalid="ignore"):  # float16 overflow to ±inf is the intended result
             arr = arr.astype(want)
-    if arr.shape != operand.shape:
-        arr = arr.reshape(operand.shape)
+    if arr.shape != shape:
+        arr = arr.reshape(shape)
     return arr
 
 

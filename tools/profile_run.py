@@ -1,0 +1,181 @@
+"""Where a small graph's session.run goes (issue 17): ORT's WebNN EP on the
+polyfill in headless Chromium, on a model of tools/bench_ort/models.py.
+
+    python3 tools/profile_run.py [--model transformer] [--runs 300] [--steps]
+
+Prints medians (and mins) over --runs session.run calls of
+  * session.run itself;
+  * each MLContext call ORT makes per run (writeTensor, dispatch, readTensor)
+    timed in JS, and the same call's Python side (webnn_core.bridge method)
+    and, for dispatch, the cpu backend's execute(), timed inside Pyodide;
+  * with --steps, every step of the graph's cpu plan, run inside Pyodide
+    (kernel + per-step overhead; Pyodide's clock has 5 µs resolution on a
+    cross-origin isolated page, so read medians over many runs).
+The difference between a JS time and its Python time is the bridge and the
+shim (argument conversion, JSON, the call into Pyodide, promise settling).
+Measurement only: it wraps the page's MLContext methods and the engine's
+bridge functions after the session is created.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE / "bench_ort"))
+import machine  # noqa: E402
+import models as ort_models  # noqa: E402
+import ort_web  # noqa: E402
+import serve  # noqa: E402
+
+MODEL_DIR = ROOT / ".cache" / "ort-bench"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+
+# Inside Pyodide: time the bridge methods and the cpu backend's execute per call.
+WRAP_PY = r'''
+import time
+import webnn_core.bridge as _bridge
+from webnn_core.backends.cpu.backend import CpuBackend as _Cpu
+PROFILE_RUN = {}
+def _timed(name, fn):
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            PROFILE_RUN.setdefault(name, []).append((time.perf_counter() - start) * 1e3)
+    return timed
+for _name in ("write_tensor", "dispatch", "read_tensor"):
+    _bridge.METHODS[_name] = _timed("python " + _name, _bridge.METHODS[_name])
+_Cpu.execute = _timed("python execute", _Cpu.execute)
+'''
+
+# Inside Pyodide: every step of the last graph's cpu plan, timed one by one.
+STEPS_PY = r'''
+import json, statistics, time
+import numpy as np
+import webnn_core.bridge as _bridge
+try:
+    from webnn_core.backends.cpu.reference import coerce_to
+except ImportError:  # an older build
+    coerce_to = None
+graph = [o for o in _bridge._objects.values() if type(o).__name__ == "Graph"][-1]
+plan, cpu = graph.plan, graph.context.backend
+env = {}
+feeds = {name: np.full(op.shape, 0.5, np.float32) for name, op in plan.inputs.items()}
+times = [[] for _ in plan.nodes]
+def run_steps():
+    """What CpuBackend.execute does (its resolved program; builds without one: run_node), step by step."""
+    env = dict(plan.constants)
+    for name, operand in plan.inputs.items():
+        env[operand.id] = feeds[name]
+    program = getattr(plan, "program", None)
+    for i, step in enumerate(plan.nodes):
+        args = [None if o is None else env[o.id] for o in step.inputs]
+        start = time.perf_counter()
+        if program is None:
+            out = cpu.run_node(step, args)
+        else:
+            _, compute, fast_path, _, _, want, _ = program[i]
+            out = fast_path(cpu, step.attrs, *args) if fast_path is not None and cpu.fast_paths else None
+            if out is None:
+                out = compute(step.attrs, *args)
+            out = [coerce_to(v, d, s) for v, (d, s) in zip(out if isinstance(out, (list, tuple)) else [out], want)]
+        times[i].append((time.perf_counter() - start) * 1e3)
+        env.update((o.id, v) for o, v in zip(step.outputs, out))
+for _ in range(RUNS):
+    run_steps()
+json.dumps([[s.op.name, [list(o.shape) for o in s.inputs if o is not None], statistics.median(t), min(t)]
+            for s, t in zip(plan.nodes, times)])
+'''
+
+PAGE_JS = r"""async ([m, runs, wrapPy, stepsPy]) => {
+  await window.ready;
+  const bytes = new Uint8Array(await (await fetch(`/ortmodels/${m.file}`)).arrayBuffer());
+  const session = await ort.InferenceSession.create(bytes, { executionProviders: [{ name: 'webnn', deviceType: 'cpu' }] });
+  const feeds = {};
+  m.inputs.forEach(([name, shape]) => {
+    feeds[name] = new ort.Tensor('float32', new Float32Array(shape.reduce((a, b) => a * b, 1)).fill(0.5), shape);
+  });
+  for (let i = 0; i < 30; i++) await session.run(feeds);
+  const py = webnnPolyfill.pyodide();
+  py.runPython(wrapPy);
+  const js = {};
+  for (const name of ['writeTensor', 'dispatch', 'readTensor']) {
+    const d = Object.getOwnPropertyDescriptor(MLContext.prototype, name);
+    const fn = d.value;
+    Object.defineProperty(MLContext.prototype, name, { ...d, value: function (...a) {
+      const t = performance.now();
+      try { return fn.apply(this, a); } finally { (js['JS ' + name] ??= []).push(performance.now() - t); }
+    } });
+  }
+  const run = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    await session.run(feeds);
+    run.push(performance.now() - t);
+  }
+  const pyTimes = JSON.parse(py.runPython('import json; json.dumps(PROFILE_RUN)'));
+  const steps = stepsPy ? JSON.parse(py.runPython(stepsPy)) : null;
+  return { calls: { 'session.run': run, ...js, ...pyTimes }, steps };
+}"""
+
+
+def stats(values):
+    s = sorted(values)
+    return s[len(s) // 2], s[0]
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", default="transformer", choices=list(ort_models.MODELS))
+    p.add_argument("--runs", type=int, default=300)
+    p.add_argument("--steps", action="store_true", help="also time every step of the cpu plan")
+    p.add_argument("--dist", type=Path, default=ROOT / "dist", help="the polyfill build to load")
+    args = p.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    info = ort_models.ensure(MODEL_DIR, [args.model])
+    model = {"name": args.model, **info[args.model]}
+    ort_dir = ort_web.NODE_DIR / ort_web.ORT_VERSION
+    why = ort_web.ensure_ort()
+    if why:
+        print(f"profile_run: onnxruntime-web unavailable: {why}", file=sys.stderr)
+        return 1
+    srv = serve.start(mounts={**serve.default_mounts(), "/dist/": args.dist.resolve(), "/ortbench/": HERE / "bench_ort",
+                              "/ortdist/": ort_dir / "node_modules" / "onnxruntime-web" / "dist",
+                              "/ortmodels/": MODEL_DIR})
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            page = browser.new_page()
+            page.goto(f"http://127.0.0.1:{srv.server_address[1]}/ortbench/ort.html?ep=webnn")
+            steps_py = STEPS_PY.replace("RUNS", str(args.runs)) if args.steps else None
+            result = page.evaluate(PAGE_JS, [model, args.runs, WRAP_PY, steps_py])
+            version = browser.version
+            browser.close()
+    finally:
+        srv.shutdown()
+    print(f"{args.model}, {args.runs} runs; headless Chromium {version}; {machine.cpu_model()}, {os.cpu_count()} cores; "
+          f"{machine.utc_now()}; commit {machine.commit()}; load average at start {machine.load_average()}\n")
+    print("| what | calls per run | median ms | min ms |\n|---|---:|---:|---:|")
+    for name, values in result["calls"].items():
+        med, low = stats(values)
+        print(f"| {name} | {len(values) / args.runs:g} | {med:.3f} | {low:.3f} |")
+    if result["steps"]:
+        print("\n| step | input shapes | median ms | min ms |\n|---|---|---:|---:|")
+        total = 0.0
+        for name, shapes, med, low in result["steps"]:
+            total += med
+            print(f"| {name} | {' '.join('x'.join(map(str, s)) or 'scalar' for s in shapes)} | {med:.3f} | {low:.3f} |")
+        print(f"| sum of medians | | {total:.3f} | |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
