@@ -13,6 +13,9 @@ reads in call order):
     ["plan", id, plan]             pipelines for a plan's shaders (at build(), cached by text)
     ["run", id, [buffer id, ...]]  encode the plan's steps on these io buffers, submit (no wait)
     ["drop", id]                   forget a plan
+    ["cpu_plan", reason]           a graph was placed on the cpu fallback (JS counts
+                                   it in engineStats.webgpu.graphs)
+    ["cpu_run"]                    a dispatch ran on the cpu fallback (counted likewise)
 
 A tensor (`GpuTensor`) of a data type the kernels take has a GPUBuffer and
 maybe a host copy: writeTensor updates both (the write goes to the GPU at
@@ -148,6 +151,7 @@ class WebGPUBackend(Backend):
             self.counts["graphs_cpu"] += 1
             self.partitions.append({"graph": len(self.partitions) + self.counts["graphs_gpu"], "reason": str(e)})
             del self.partitions[:-32]
+            self._outbox.append(["cpu_plan", str(e)])
             plan = WebGPUPlan(self, graph, reason=str(e))
             plan.fallback  # noqa: B018
             return plan
@@ -241,6 +245,7 @@ class WebGPUBackend(Backend):
                 arrays[name] = storage
         if self.active:
             self.counts["dispatches_cpu"] += 1
+            self._outbox.append(["cpu_run"])
         results = self.fallback.dispatch(plan.fallback, arrays, {name: None for name in outputs})
         for name, storage in outputs.items():
             if isinstance(storage, GpuTensor):
