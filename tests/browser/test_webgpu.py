@@ -17,9 +17,11 @@ WEBGPU_ARGS = ["--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader"]
 
 
 def operand(shape, dtype="float32", constant=False, low=-2.0, high=2.0, positive=False):
-    if dtype == "float32":
-        data = RNG.uniform(0.1 if positive else low, high, size=shape).astype(np.float32)
-    elif dtype == "uint8":
+    if dtype in ("float32", "float16"):
+        data = RNG.uniform(0.1 if positive else low, high, size=shape).astype(dtype)
+        if dtype == "float16":  # travels as its bits (a Uint16Array on the page)
+            data = data.view(np.uint16)
+    elif dtype in ("uint8", "int8"):
         data = RNG.integers(int(low), int(high), size=shape).astype(dtype)
     else:
         data = RNG.integers(0 if dtype == "uint32" else -20, 20, size=shape).astype(dtype)
@@ -28,6 +30,17 @@ def operand(shape, dtype="float32", constant=False, low=-2.0, high=2.0, positive
 
 def case(name, expr, ops, tol=1e-5, **operands):
     return {"name": name, "expr": expr, "ops": ops, "tol": tol, "operands": operands}
+
+
+def halves(values):
+    """float16 data given as values (NaN, inf, subnormals...) as the bits the page sends."""
+    return np.array(values, np.float16).view(np.uint16).tolist()
+
+
+H = dict(x=operand((2, 3, 5), "float16"))
+# float16 results are rounded to float16 once per node on both devices: the GPU
+# computes in f32 between an unpack and a pack step (no shader-f16 on SwiftShader).
+F16 = 2e-3
 
 
 NAN, INF = float("nan"), float("inf")
@@ -119,6 +132,47 @@ CASES = [
          x={**operand((2, 5)), "data": [NAN, INF, -INF, 0.0, 1.5, -2.0, NAN, 3.0, INF, -0.0]}),
     case("where-broadcast", "b.where(b.greater(x, t), t, f)", ["where", "greater"], x=operand((2, 3, 1)),
          t=operand((3, 4)), f=operand((1, 4), constant=True)),
+    # float16: packed two halves per u32 word, computed in f32.
+    *[case(f"{op}-f16", f"b.{op}(x)", [op], tol=F16, **H) for op in ("abs", "neg", "exp", "relu", "sigmoid", "tanh",
+                                                                     "erf", "gelu", "floor", "sign", "softsign")],
+    case("add-broadcast-f16", "b.add(a, c)", ["add"], tol=F16, a=operand((3, 5), "float16"),
+         c=operand((5,), "float16", constant=True)),
+    case("mul-sub-chain-f16", "b.sub(b.mul(a, c), a)", ["mul", "sub"], tol=F16, a=operand((4, 3), "float16"),
+         c=operand((4, 1), "float16")),
+    case("matmul-f16", "b.matmul(a, c)", ["matmul"], tol=1e-2, a=operand((3, 9), "float16"),
+         c=operand((9, 5), "float16", constant=True)),
+    case("conv2d-bias-relu-f16", "b.relu(b.conv2d(x, w, {padding: [1, 1, 1, 1], bias: c}))", ["conv2d", "relu"],
+         tol=1e-2, x=operand((1, 2, 5, 5), "float16"), w=operand((4, 2, 3, 3), "float16", constant=True),
+         c=operand((4,), "float16", constant=True)),
+    case("reduceMean-softmax-f16", "[b.reduceMean(x, {axes: [1]}), b.softmax(x, 2)]", ["reduceMean", "softmax"],
+         tol=F16, **H),
+    case("transpose-concat-slice-f16", "b.slice(b.concat([b.transpose(x), y], 0), [1, 0, 0], [3, 3, 2])",
+         ["transpose", "concat", "slice"], x=operand((2, 3, 5), "float16"), y=operand((2, 3, 2), "float16")),
+    case("reshape-f16-odd", "b.reshape(x, [5, 3])", ["reshape"], x=operand((3, 5), "float16")),
+    case("gather-where-greater-f16", "b.where(b.greater(x, c), b.gather(x, k, {axis: 0}), c)",
+         ["where", "greater", "gather"], x=operand((3, 5), "float16"), c=operand((5,), "float16"),
+         k=operand((3,), "int32", constant=True)),
+    # Rounding to nearest even, overflow to inf, subnormals, NaN, -0.
+    case("cast-f32-f16-edges", "b.cast(x, 'float16')", ["cast"],
+         x={"dataType": "float32", "shape": [12], "constant": False,
+            "data": [1.0009765625, 1.00048828125, 1.00146484375, 65504.0, 65520.0, 70000.0, -1e9, 6e-8, 2.9e-8,
+                     1e-4, -0.0, NAN]}),
+    case("cast-f16-f32-i32", "[b.cast(x, 'float32'), b.cast(x, 'int32')]", ["cast"],
+         x={"dataType": "float16", "shape": [9], "constant": False,
+            "data": halves([0.5, -2.75, 65504, -65504, 6e-8, 1e-5, INF, -INF, -0.0])}),
+    # int8 / uint8: packed four per word, computed as i32 / u32 and wrapped to 8 bits.
+    case("add-mul-int8-wrap", "b.mul(b.add(a, c), c)", ["add", "mul"], a=operand((3, 7), "int8", low=-128, high=127),
+         c=operand((7,), "int8", low=-5, high=5)),
+    case("abs-neg-int8", "b.neg(b.abs(x))", ["abs", "neg"],
+         x={"dataType": "int8", "shape": [5], "constant": False, "data": [-128, -1, 0, 5, 127]}),
+    case("cast-f32-int8-uint8-saturate", "[b.cast(x, 'int8'), b.cast(x, 'uint8')]", ["cast"],
+         x={"dataType": "float32", "shape": [7], "constant": False, "data": [-300.5, -128.9, -1.5, 0.7, 127.9, 254.5, 1e6]}),
+    case("cast-int8-uint8-f32", "[b.cast(a, 'float32'), b.cast(c, 'float32'), b.cast(a, 'uint8')]", ["cast"],
+         a=operand((2, 5), "int8", low=-128, high=127), c=operand((5,), "uint8", low=0, high=255)),
+    case("sub-uint8-wrap-clamp", "b.clamp(b.sub(a, c), {minValue: 3, maxValue: 200})", ["sub", "clamp"],
+         a=operand((6,), "uint8", low=0, high=255), c=operand((6,), "uint8", low=0, high=255)),
+    case("equal-uint8-transpose", "b.equal(b.transpose(a), c)", ["equal", "transpose"],
+         a=operand((3, 2), "uint8", low=0, high=3), c=operand((2, 3), "uint8", low=0, high=3, constant=True)),
     case("split-pad-tile-reverse", "b.split(x, [1, 3], {axis: 1}).map((o, i) => i ? b.reverse(b.tile(o, [1, 1, 2])) :"
          " b.pad(o, [1, 0, 2], [0, 1, 0], {value: 7}))", ["split", "pad", "tile", "reverse"], x=operand((2, 4, 3), "int32")),
 ]
@@ -166,7 +220,10 @@ def test_op_on_gpu_matches_numpy_reference(op_results, c):
         assert got["shape"] == ref["shape"] and got["dataType"] == ref["dataType"]
         expected = np.array(ref["data"], dtype=np.float64)
         actual = np.array(got["data"], dtype=np.float64)
-        if ref["dataType"] == "float32":
+        if ref["dataType"] == "float16":  # the page sends the bits
+            expected = np.array(ref["data"], np.uint16).view(np.float16).astype(np.float64)
+            actual = np.array(got["data"], np.uint16).view(np.float16).astype(np.float64)
+        if ref["dataType"] in ("float32", "float16"):
             np.testing.assert_allclose(actual, expected, rtol=c["tol"], atol=c["tol"], err_msg=c["name"])
         else:
             np.testing.assert_array_equal(actual, expected, err_msg=c["name"])

@@ -18,14 +18,15 @@ MAX_GROUPS = 65535  # WebGPU's default maxComputeWorkgroupsPerDimension
 TYPES = {"float32": "f32", "int32": "i32", "uint32": "u32"}
 
 
-# Data types a plan may hold in its buffers: the 4-byte ones, and uint8 packed
-# four to a u32 word (only the kernels in kernels/logical.py take it).
-BUFFER_TYPES = (*TYPES, "uint8")
+# Data types a plan may hold in its buffers: the 4-byte ones, and the narrower
+# ones packed into u32 words as their bytes lie (kernels/packing.py).
+ITEM_BYTES = {"float32": 4, "int32": 4, "uint32": 4, "float16": 2, "int8": 1, "uint8": 1}
+BUFFER_TYPES = tuple(ITEM_BYTES)
 
 
 def buffer_bytes(dtype: str, shape) -> int:
     """A buffer's size: the tensor's bytes, rounded up to whole words (at least one)."""
-    n = count(shape) * (1 if dtype == "uint8" else 4)
+    n = count(shape) * ITEM_BYTES[dtype]
     return max(4, -(-n // 4) * 4)
 
 

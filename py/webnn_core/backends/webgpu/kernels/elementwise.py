@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .. import wgsl
 from .common import Call, Decline, Step
+from .packing import HELPERS as PACKING_HELPERS
 
 # Helper functions a shader may call; `with_helpers` adds those it names.
 HELPERS = {
@@ -50,6 +51,7 @@ HELPERS = {
   if ((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u) { return x; }
   return sign(x);
 }""",
+    **PACKING_HELPERS,
 }
 
 # Float unary ops: a WGSL expression of `x`.
@@ -183,8 +185,15 @@ def cast(call: Call) -> list:
         raise Decline(f"cast from {x.dtype} to {out.dtype} has no WGSL kernel")
     src, dst = wgsl.wgsl_type(x.dtype), wgsl.wgsl_type(out.dtype)
     if x.dtype == "float32":
-        # WebNN: truncate toward zero, NaN -> 0, saturate (WGSL's f32 -> int conversion saturates).
-        value = f"select({dst}(v), {wgsl.literal(0, out.dtype)}, {wgsl.is_nan('v')})" if dst != "f32" else "v"
+        # WebNN: truncate toward zero, NaN -> 0, saturate (WGSL's f32 -> int conversion saturates;
+        # a packed int8/uint8 result saturates to its own range first).
+        narrow = getattr(out, "narrow", out.dtype)
+        lo_hi = {"int8": ("-128.0", "127.0"), "uint8": ("0.0", "255.0")}.get(narrow)
+        clamped = f"clamp(v, {lo_hi[0]}, {lo_hi[1]})" if lo_hi else "v"
+        # WGSL saturates to the largest f32 below 2^31 / 2^32: the integer maximum must be set.
+        top = {"i32": ("2147483648.0", "2147483647i"), "u32": ("4294967296.0", "4294967295u")}.get(dst)
+        converted = f"select({dst}({clamped}), {top[1]}, v >= {top[0]})" if top and not lo_hi else f"{dst}({clamped})"
+        value = f"select({converted}, {wgsl.literal(0, out.dtype)}, {wgsl.is_nan('v')})" if dst != "f32" else "v"
     else:
         value = f"{dst}(v)" if src != dst else "v"  # int -> int: two's complement bits; int -> f32 rounds
         if {src, dst} == {"i32", "u32"}:

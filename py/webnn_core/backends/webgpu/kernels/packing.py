@@ -1,0 +1,137 @@
+"""Data types narrower than a WGSL scalar: stored packed, computed wide.
+
+WGSL has 32-bit scalars only (f16 needs the adapter's shader-f16, which
+SwiftShader lacks), so a tensor of these types lives in its buffer packed,
+exactly as its bytes lie in memory (little-endian):
+
+    float16       two halves per u32 word   computed as f32
+    int8, uint8   four bytes per u32 word   computed as i32 / u32
+
+A kernel sees such an operand as a `Wide` view of the wide type: the planner
+unpacks each packed input into a wide temporary before the node and packs
+each wide output into its packed buffer after it (one thread per output
+word, so no two threads write one word). Packing rounds to the narrow type
+once per node, as the numpy kernels do: float16 to nearest-even (overflow
+to ±inf, NaN kept) with bit arithmetic rather than pack2x16float (whose
+result outside the finite f16 range WGSL leaves indeterminate), integers
+to their low bits (the wrap of numpy's fixed-width arithmetic).
+Constants are uploaded wide once (converted on the host).
+
+A few kernels take packed operands themselves (`takes_packed`): the uint8
+operands of the logical family (kernels/logical.py) and reshape, which
+copies words whatever they hold."""
+from __future__ import annotations
+
+from .. import wgsl
+from .common import Step
+from .logical import COMPARE, LOGICAL
+
+# Narrow data type -> the wide type its kernels compute in.
+WIDE = {"float16": "float32", "int8": "int32", "uint8": "uint32"}
+
+HELPERS = {
+    "f16_to_f32_": """fn f16_to_f32_(h: u32) -> f32 {
+  let sign = (h & 0x8000u) << 16u;
+  let e = (h >> 10u) & 0x1fu;
+  let m = h & 0x3ffu;
+  if (e == 0u) {  // zero or subnormal: m * 2^-24 (exact in f32)
+    return bitcast<f32>(bitcast<u32>(f32(m) * 5.9604644775390625e-8) | sign);
+  }
+  if (e == 31u) { return bitcast<f32>(sign | 0x7f800000u | (m << 13u)); }
+  return bitcast<f32>(sign | ((e + 112u) << 23u) | (m << 13u));
+}""",
+    "f32_to_f16_": """fn f32_to_f16_(v: f32) -> u32 {
+  // Round to nearest even; overflow gives ±inf, NaN stays NaN, tiny values become subnormals or ±0.
+  let b = bitcast<u32>(v);
+  let sign = (b >> 16u) & 0x8000u;
+  let e = i32((b >> 23u) & 0xffu);
+  let m = b & 0x7fffffu;
+  if (e == 255) { return sign | 0x7c00u | select(0u, 0x200u | (m >> 13u), m != 0u); }
+  let he = e - 112;
+  if (he >= 31) { return sign | 0x7c00u; }
+  if (he <= 0) {
+    if (he < -10) { return sign; }
+    let full = m | 0x800000u;
+    let shift = u32(14 - he);
+    let r = full >> shift;
+    let rem = full & ((1u << shift) - 1u);
+    let half = 1u << (shift - 1u);
+    return sign | (r + select(0u, 1u, rem > half || (rem == half && (r & 1u) == 1u)));
+  }
+  let r = (u32(he) << 10u) | (m >> 13u);
+  let rem = m & 0x1fffu;
+  return sign | (r + select(0u, 1u, rem > 0x1000u || (rem == 0x1000u && (r & 1u) == 1u)));
+}""",
+}
+
+
+class Wide:
+    """An operand as a kernel computing in its wide type sees it: same shape,
+    the wide data type; `narrow` is the operand's own type (a kernel whose
+    result depends on it, such as cast's saturation, reads it)."""
+
+    __slots__ = ("source", "id", "dtype", "shape", "kind", "narrow")
+
+    def __init__(self, source):
+        self.source = source
+        self.id = ("wide", source.id)
+        self.dtype = WIDE[source.dtype]
+        self.shape = tuple(source.shape)
+        self.kind = "constant" if source.kind == "constant" else "wide"
+        self.narrow = source.dtype
+
+
+def takes_packed(op: str, position, operand) -> bool:
+    """Whether the kernel of `op` takes `operand` (input `position`, or "out")
+    packed as it is stored."""
+    if op == "reshape":
+        return True
+    if operand.dtype != "uint8":
+        return False
+    if op in LOGICAL or op == "logicalNot":
+        return True
+    if op in COMPARE or op in ("isNaN", "isInfinite"):
+        return position == "out"
+    if op == "where":
+        return position == 0
+    return False
+
+
+def unpack(src, dst: Wide) -> Step:
+    """Packed `src` -> wide `dst`, one thread per element."""
+    n = wgsl.count(src.shape)
+    d = wgsl.dispatch_1d(n)
+    if src.dtype == "float16":
+        body = "  y[i] = f16_to_f32_((x_[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu);"
+    elif src.dtype == "int8":
+        body = "  y[i] = bitcast<i32>(((x_[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu) << 24u) >> 24u;"
+    else:
+        body = "  y[i] = (x_[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;"
+    text = "\n".join([wgsl.header([("x_", "u32", False), ("y", wgsl.wgsl_type(dst.dtype), True)]),
+                      wgsl.elementwise_main(n, body, d)])
+    return Step(text, [src, dst], d)
+
+
+def pack(src: Wide, dst) -> Step:
+    """Wide `src` -> packed `dst`, one thread per u32 word of `dst`."""
+    n = wgsl.count(dst.shape)
+    per = 2 if dst.dtype == "float16" else 4
+    words = -(-n // per)
+    d = wgsl.dispatch_1d(words)
+    if dst.dtype == "float16":
+        part = "f32_to_f16_(x_[e])"
+    elif dst.dtype == "int8":
+        part = "(bitcast<u32>(x_[e]) & 0xffu)"
+    else:
+        part = "(x_[e] & 0xffu)"
+    width = 32 // per
+    body = f"""  var word = 0u;
+  for (var k = 0u; k < {per}u; k = k + 1u) {{
+    let e = i * {per}u + k;
+    if (e >= {n}u) {{ break; }}
+    word = word | ({part} << (k * {width}u));
+  }}
+  y[i] = word;"""
+    text = "\n".join([wgsl.header([("x_", wgsl.wgsl_type(src.dtype), False), ("y", "u32", True)]),
+                      wgsl.elementwise_main(words, body, d)])
+    return Step(text, [src, dst], d)
