@@ -47,6 +47,17 @@ HELPERS = {
   if (floor(b) != b) { return bitcast<f32>(NAN_); }
   return select(r, -r, abs(b % 2.0) == 1.0);
 }""",
+    "tan_": """fn tan_(x: f32) -> f32 {
+  // WGSL's tan may be as loose as sin/cos (2^-11 absolute): near the poles that is far
+  // off. Reduce by multiples of pi/2 in three parts (Cody-Waite, Cephes' constants),
+  // then Cephes' tanf polynomial on [-pi/4, pi/4]; odd multiples give -1/tan.
+  let k = round(x * 0.6366197723675814);
+  let y = ((x - k * 1.5703125) - k * 4.837512969970703125e-4) - k * 7.54978995489188216e-8;
+  let z = y * y;
+  let t = (((((9.38540185543e-3 * z + 3.11992232697e-3) * z + 2.44301354525e-2) * z + 5.34112807005e-2) * z
+           + 1.33387994085e-1) * z + 3.33331568548e-1) * z * y + y;
+  return select(t, -1.0 / t, (i32(k) & 1) != 0);
+}""",
     "sign_": """fn sign_(x: f32) -> f32 {
   if ((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u) { return x; }
   return sign(x);
@@ -57,7 +68,7 @@ HELPERS = {
 # Float unary ops: a WGSL expression of `x`.
 FLOAT_UNARY = {
     "abs": "abs(x)", "neg": "-x", "ceil": "ceil(x)", "floor": "floor(x)", "roundEven": "round(x)",
-    "exp": "exp(x)", "log": "log(x)", "sqrt": "sqrt(x)", "sin": "sin(x)", "cos": "cos(x)", "tan": "tan(x)",
+    "exp": "exp(x)", "log": "log(x)", "sqrt": "sqrt(x)", "sin": "sin(x)", "cos": "cos(x)", "tan": "tan_(x)",
     "reciprocal": "1.0 / x", "sign": "sign_(x)", "identity": "x", "erf": "erf_(x)",
     "relu": "select(x, 0.0, x < 0.0)", "sigmoid": "1.0 / (1.0 + exp(-x))", "tanh": "tanh_(x)",
     "gelu": "0.5 * x * (1.0 + erf_(x * 0.70710678118654752))",
