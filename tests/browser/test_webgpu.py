@@ -193,6 +193,28 @@ CASES = [
          u=operand((3, 2))),
     case("scatterND-f16", "b.scatterND(x, k, u)", ["scatterND"], tol=F16, x=operand((4, 3), "float16"),
          k={"dataType": "int32", "shape": [3, 1], "constant": True, "data": [2, 0, -1]}, u=operand((3, 3), "float16")),
+    case("convTranspose2d", "b.convTranspose2d(x, w, {strides: [2, 2], padding: [1, 0, 0, 1], outputPadding: [1, 0]})",
+         ["convTranspose2d"], tol=1e-4, x=operand((1, 3, 4, 5)), w=operand((3, 2, 3, 3), constant=True)),
+    case("convTranspose2d-nhwc-ohwi-groups-bias-relu", "b.relu(b.convTranspose2d(x, w, {groups: 2, dilations: [2, 1],"
+         " inputLayout: 'nhwc', filterLayout: 'ohwi', bias: c}))", ["convTranspose2d", "relu"], tol=1e-4,
+         x=operand((2, 3, 3, 4)), w=operand((3, 2, 2, 4), constant=True), c=operand((6,), constant=True)),
+    case("convTranspose2d-f16-hwoi-sizes", "b.convTranspose2d(x, w, {strides: [3, 2], outputSizes: [9, 7],"
+         " filterLayout: 'hwoi'})", ["convTranspose2d"], tol=1e-2, x=operand((1, 2, 3, 3), "float16"),
+         w=operand((2, 2, 3, 2), "float16", constant=True)),
+    case("resample2d-nearest-linear", "[b.resample2d(x, {scales: [2, 1.5]}), b.resample2d(x, {mode: 'linear',"
+         " sizes: [3, 7], axes: [1, 2]}), b.resample2d(x, {mode: 'linear', scales: [0.5, 0.5]})]", ["resample2d"],
+         tol=1e-5, x=operand((1, 2, 4, 5))),
+    case("resample2d-f16", "b.resample2d(x, {mode: 'linear', sizes: [5, 3]})", ["resample2d"], tol=F16,
+         x=operand((1, 1, 3, 4), "float16")),
+    case("quantizeLinear-int8-uint8", "[b.quantizeLinear(x, s, z), b.quantizeLinear(x, t, u)]", ["quantizeLinear"],
+         x={"dataType": "float32", "shape": [2, 4], "constant": False,
+            "data": [0.5, 1.5, 2.5, -0.5, 1000, -1000, NAN, 3.25]},
+         s=operand((2, 1), constant=True, positive=True), z=operand((2, 1), "int8", low=-3, high=3, constant=True),
+         t=operand((1, 4), positive=True), u=operand((1, 4), "uint8", low=0, high=9)),
+    case("dequantizeLinear-uint8-int8-blocks", "[b.dequantizeLinear(a, s, z), b.dequantizeLinear(c, t, v)]",
+         ["dequantizeLinear"], tol=1e-6, a=operand((2, 4), "uint8", low=0, high=255),
+         s=operand((2, 2), constant=True), z=operand((2, 2), "uint8", low=0, high=255, constant=True),
+         c=operand((3, 2), "int8", low=-128, high=127), t=operand((1, 2)), v=operand((1, 2), "int8", low=-128, high=127)),
     case("split-pad-tile-reverse", "b.split(x, [1, 3], {axis: 1}).map((o, i) => i ? b.reverse(b.tile(o, [1, 1, 2])) :"
          " b.pad(o, [1, 0, 2], [0, 1, 0], {value: 7}))", ["split", "pad", "tile", "reverse"], x=operand((2, 4, 3), "int32")),
 ]

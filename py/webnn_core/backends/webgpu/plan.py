@@ -28,7 +28,7 @@ from .wgsl import BUFFER_TYPES, buffer_bytes
 WIDE_NUMPY = {"float32": np.float32, "int32": np.int32, "uint32": np.uint32}
 
 # Ops whose kernels take an element-wise epilogue (kernels/elementwise.activation_fn).
-FUSABLE = {"conv2d", "matmul", "gemm", *ELEMENTWISE}
+FUSABLE = {"conv2d", "convTranspose2d", "matmul", "gemm", *ELEMENTWISE}
 
 
 class GpuPlan:

@@ -2,11 +2,11 @@
 name to its template (see common.py for what a template gets and returns)."""
 from __future__ import annotations
 
-from . import conv, copy, elementwise, linalg, logical, normalization, pool, reduce
+from . import conv, copy, elementwise, linalg, logical, normalization, pool, quantize, reduce
 from .common import Call, Decline, Scratch, Step
 
 KERNELS = {}
-for _family in (elementwise, logical, linalg, conv, pool, reduce, normalization, copy):
+for _family in (elementwise, logical, linalg, conv, pool, reduce, normalization, copy, quantize):
     KERNELS.update(_family.KERNELS)
 
 # Element-wise unary ops the planner may fuse onto a node as its epilogue,
