@@ -215,6 +215,29 @@ CASES = [
          ["dequantizeLinear"], tol=1e-6, a=operand((2, 4), "uint8", low=0, high=255),
          s=operand((2, 2), constant=True), z=operand((2, 2), "uint8", low=0, high=255, constant=True),
          c=operand((3, 2), "int8", low=-128, high=127), t=operand((1, 2)), v=operand((1, 2), "int8", low=-128, high=127)),
+    case("lstm-both-sequence", "b.lstm(x, w, r, 3, 4, {bias: c, recurrentBias: d, peepholeWeight: p, initialHiddenState: h,"
+         " initialCellState: k, returnSequence: true, direction: 'both', layout: 'ifgo'})", ["lstm"], tol=1e-5,
+         x=operand((3, 2, 5), low=-1, high=1), w=operand((2, 16, 5), low=-0.5, high=0.5, constant=True),
+         r=operand((2, 16, 4), low=-0.5, high=0.5, constant=True), c=operand((2, 16)), d=operand((2, 16)),
+         p=operand((2, 12)), h=operand((2, 2, 4)), k=operand((2, 2, 4))),
+    case("lstm-backward-relu", "b.lstm(x, w, r, 2, 3, {direction: 'backward', activations: ['sigmoid', 'relu', 'tanh']})",
+         ["lstm"], tol=1e-5, x=operand((2, 1, 4), low=-1, high=1), w=operand((1, 12, 4), low=-0.5, high=0.5),
+         r=operand((1, 12, 3), low=-0.5, high=0.5)),
+    case("gru-reset-after-sequence", "b.gru(x, w, r, 3, 4, {bias: c, recurrentBias: d, initialHiddenState: h,"
+         " returnSequence: true, direction: 'both'})", ["gru"], tol=1e-5, x=operand((3, 2, 5), low=-1, high=1),
+         w=operand((2, 12, 5), low=-0.5, high=0.5, constant=True), r=operand((2, 12, 4), low=-0.5, high=0.5),
+         c=operand((2, 12)), d=operand((2, 12), constant=True), h=operand((2, 2, 4))),
+    case("gru-reset-before-rzn", "b.gru(x, w, r, 2, 3, {resetAfter: false, layout: 'rzn', recurrentBias: d})", ["gru"],
+         tol=1e-5, x=operand((2, 3, 2), low=-1, high=1), w=operand((1, 9, 2), low=-0.5, high=0.5),
+         r=operand((1, 9, 3), low=-0.5, high=0.5), d=operand((1, 9))),
+    case("lstmCell-gruCell", "[...b.lstmCell(x, w, r, h, k, 4, {bias: c, peepholeWeight: p}), b.gruCell(x, v, s, h, 4,"
+         " {resetAfter: false, recurrentBias: d})]", ["lstmCell", "gruCell"], tol=1e-5, x=operand((2, 3), low=-1, high=1),
+         w=operand((16, 3), low=-0.5, high=0.5), r=operand((16, 4), low=-0.5, high=0.5), h=operand((2, 4)),
+         k=operand((2, 4)), c=operand((16,)), p=operand((12,)), v=operand((12, 3), low=-0.5, high=0.5),
+         s=operand((12, 4), low=-0.5, high=0.5), d=operand((12,))),
+    case("lstm-f16", "b.lstm(x, w, r, 2, 3, {bias: c})", ["lstm"], tol=5e-3, x=operand((2, 2, 3), "float16", low=-1, high=1),
+         w=operand((1, 12, 3), "float16", low=-0.5, high=0.5), r=operand((1, 12, 3), "float16", low=-0.5, high=0.5),
+         c=operand((1, 12), "float16")),
     case("split-pad-tile-reverse", "b.split(x, [1, 3], {axis: 1}).map((o, i) => i ? b.reverse(b.tile(o, [1, 1, 2])) :"
          " b.pad(o, [1, 0, 2], [0, 1, 0], {value: 7}))", ["split", "pad", "tile", "reverse"], x=operand((2, 4, 3), "int32")),
 ]

@@ -19,7 +19,7 @@ from collections import Counter
 
 import numpy as np
 
-from .kernels import ACTIVATIONS, ELEMENTWISE, KERNELS, Call, Decline, Scratch
+from .kernels import ACTIVATIONS, ELEMENTWISE, KERNELS, Call, Decline, Literal, Scratch
 from .kernels.copy import flat_copy
 from .kernels.elementwise import with_helpers
 from .kernels.packing import WIDE, Wide, pack, takes_packed, unpack
@@ -132,7 +132,9 @@ def plan_graph(graph, limits: dict) -> GpuPlan:
             if operand.dtype not in BUFFER_TYPES:
                 raise Decline(f"a constant is {operand.dtype} (the WGSL kernels take {', '.join(BUFFER_TYPES)})")
             s = plan.slot(nbytes(operand), "constant")
-            if isinstance(operand, Wide):  # uploaded wide, converted once on the host
+            if isinstance(operand, Literal):
+                plan.constants[s] = operand.array
+            elif isinstance(operand, Wide):  # uploaded wide, converted once on the host
                 plan.constants[s] = graph.constants[operand.source.id].astype(WIDE_NUMPY[operand.dtype])
             else:
                 plan.constants[s] = graph.constants[operand.id]
@@ -180,11 +182,14 @@ def plan_graph(graph, limits: dict) -> GpuPlan:
         for o, v in zip(node.inputs, inputs):  # inputs get their slots before the outputs take free ones
             if o is not None:
                 slot_for(v if isinstance(v, Wide) and v.kind == "constant" else o)
+        scratch: dict = {}  # id(Scratch) -> slot, for this node's steps
         for step in steps:
             bindings = []
             for b in step.bindings:
-                if isinstance(b, Scratch):  # pragma: no cover - no template needs one yet
-                    bindings.append(plan.slot(b.nbytes, "temp"))
+                if isinstance(b, Scratch):
+                    if id(b) not in scratch:
+                        scratch[id(b)] = plan.slot(b.nbytes, "temp")
+                    bindings.append(scratch[id(b)])
                 else:
                     bindings.append(slot_for(b))
             plan.steps.append([plan.shader(with_helpers(step.wgsl)), bindings, step.dispatch, node.label or op])
@@ -193,6 +198,7 @@ def plan_graph(graph, limits: dict) -> GpuPlan:
         done = {o.id for o in node.inputs if o is not None and last_read.get(o.id) == i}
         done.update(absorbed)
         done.update(v.id for v in [*inputs, *views] if isinstance(v, Wide) and v.kind != "constant")
+        free.extend((plan.slots[s]["bytes"], s) for s in scratch.values())
         for oid in done:
             s = slot_of.get(oid)
             if s is not None and plan.slots[s]["kind"] == "temp":
