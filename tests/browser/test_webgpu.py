@@ -37,6 +37,21 @@ def halves(values):
     return np.array(values, np.float16).view(np.uint16).tolist()
 
 
+def given(dtype, shape, values, constant=False):
+    """An operand with these exact values (64-bit ones as strings: beyond 2^53)."""
+    if dtype.endswith("64"):
+        values = [str(v) for v in values]
+    return {"dataType": dtype, "shape": list(shape), "data": list(values), "constant": constant}
+
+
+def nibbles(dtype, shape, values, constant=False):
+    """int4/uint4 data as its packed bytes (element 2k in the low nibble)."""
+    v = [int(x) & 15 for x in values] + [0]
+    return {"dataType": dtype, "shape": list(shape), "constant": constant,
+            "data": [v[k] | (v[k + 1] << 4) for k in range(0, len(values), 2)]}
+
+
+BIG = 2 ** 40
 H = dict(x=operand((2, 3, 5), "float16"))
 # float16 results are rounded to float16 once per node on both devices: the GPU
 # computes in f32 between an unpack and a pack step (no shader-f16 on SwiftShader).
@@ -238,6 +253,23 @@ CASES = [
     case("lstm-f16", "b.lstm(x, w, r, 2, 3, {bias: c})", ["lstm"], tol=5e-3, x=operand((2, 2, 3), "float16", low=-1, high=1),
          w=operand((1, 12, 3), "float16", low=-0.5, high=0.5), r=operand((1, 12, 3), "float16", low=-0.5, high=0.5),
          c=operand((1, 12), "float16")),
+    # int64/uint64: two words per element, seen through 32 bits only where exact.
+    case("gather-gatherND-int64-indices", "[b.gather(x, k, {axis: 1}), b.gatherND(x, j)]", ["gather", "gatherND"],
+         x=operand((2, 5)), k=given("int64", [4], [1, -1, BIG, -BIG]),
+         j=given("int64", [2, 2], [1, -BIG, -1, 3], constant=True)),
+    case("argMax-argMin-int64", "[b.argMax(x, 1, {outputDataType: 'int64'}), b.argMin(x, 0, {outputDataType: 'int64'})]",
+         ["argMax", "argMin"], x=operand((3, 4))),
+    case("sign-clamp-int64", "[b.sign(x), b.clamp(x, {minValue: -7, maxValue: 100000})]", ["sign", "clamp"],
+         x=given("int64", [6], [BIG, -BIG, 0, 5, -3, 2 ** 63 - 1])),
+    case("cast-int64-uint64-narrow", "[b.cast(x, 'int32'), b.cast(x, 'uint8'), b.cast(u, 'uint32'), b.cast(b.cast(x,"
+         " 'int8'), 'int64'), b.cast(b.cast(u, 'uint8'), 'uint64')]", ["cast"],
+         x=given("int64", [4], [BIG + 5, -BIG - 7, -1, 300]), u=given("uint64", [3], [2 ** 64 - 1, BIG + 9, 7])),
+    case("cast-i32-int64", "b.cast(x, 'int64')", ["cast"], x=operand((3, 2), "int32")),
+    case("dequantize-int4-quantize-uint4", "[b.dequantizeLinear(a, s, z), b.dequantizeLinear(b.quantizeLinear(x, t, u),"
+         " t, u)]", ["dequantizeLinear", "quantizeLinear"], tol=1e-6, a=nibbles("int4", [2, 3], [-8, -1, 0, 3, 7, 5]),
+         s=operand((2, 1), constant=True), z=nibbles("int4", [2, 1], [1, -2], constant=True),
+         x=operand((4,), low=-3, high=20), t=given("float32", [4], [2, 1, 0.5, 1]),
+         u=nibbles("uint4", [4], [0, 3, 8, 15], constant=True)),
     case("split-pad-tile-reverse", "b.split(x, [1, 3], {axis: 1}).map((o, i) => i ? b.reverse(b.tile(o, [1, 1, 2])) :"
          " b.pad(o, [1, 0, 2], [0, 1, 0], {value: 7}))", ["split", "pad", "tile", "reverse"], x=operand((2, 4, 3), "int32")),
 ]
@@ -283,6 +315,9 @@ def test_op_on_gpu_matches_numpy_reference(op_results, c):
     for name, ref in result["cpu"].items():
         got = result["gpu"][name]
         assert got["shape"] == ref["shape"] and got["dataType"] == ref["dataType"]
+        if ref["dataType"].endswith("64"):  # exact, as decimal strings
+            assert got["data"] == ref["data"], c["name"]
+            continue
         expected = np.array(ref["data"], dtype=np.float64)
         actual = np.array(got["data"], dtype=np.float64)
         if ref["dataType"] == "float16":  # the page sends the bits

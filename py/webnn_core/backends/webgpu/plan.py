@@ -22,8 +22,8 @@ import numpy as np
 from .kernels import ACTIVATIONS, ELEMENTWISE, KERNELS, Call, Decline, Literal, Scratch
 from .kernels.copy import flat_copy
 from .kernels.elementwise import with_helpers
-from .kernels.packing import WIDE, Wide, pack, takes_packed, unpack
-from .wgsl import BUFFER_TYPES, buffer_bytes
+from .kernels.packing import WIDE, Wide, int64_mode, pack, takes_packed, unpack
+from .wgsl import BUFFER_TYPES, OUTPUT_TYPES, buffer_bytes
 
 WIDE_NUMPY = {"float32": np.float32, "int32": np.int32, "uint32": np.uint32}
 
@@ -86,7 +86,7 @@ def widen(node, op: str, outputs: list):
         if operand is None or operand.dtype not in WIDE or takes_packed(op, position, operand):
             return operand
         if operand.id not in views:
-            views[operand.id] = Wide(operand)
+            views[operand.id] = Wide(operand, int64_mode(node, op, position, operand))
         return views[operand.id]
 
     inputs = [view(o, k) for k, o in enumerate(node.inputs)]
@@ -107,8 +107,8 @@ def plan_graph(graph, limits: dict) -> GpuPlan:
         slot_of[operand.id] = plan.inputs[name] = plan.slot(nbytes(operand), "input", name)
     output_names: dict = {}
     for name, operand in graph.outputs.items():
-        if operand.dtype not in BUFFER_TYPES:
-            raise Decline(f"output '{name}' is {operand.dtype} (the WGSL kernels take {', '.join(BUFFER_TYPES)})")
+        if operand.dtype not in OUTPUT_TYPES:
+            raise Decline(f"output '{name}' is {operand.dtype} (a GPU graph's outputs may be {', '.join(OUTPUT_TYPES)})")
         plan.outputs[name] = plan.slot(nbytes(operand), "output", name)
         output_names.setdefault(operand.id, []).append(name)
 
@@ -135,7 +135,11 @@ def plan_graph(graph, limits: dict) -> GpuPlan:
             if isinstance(operand, Literal):
                 plan.constants[s] = operand.array
             elif isinstance(operand, Wide):  # uploaded wide, converted once on the host
-                plan.constants[s] = graph.constants[operand.source.id].astype(WIDE_NUMPY[operand.dtype])
+                value = graph.constants[operand.source.id]
+                if operand.mode == "saturate":
+                    info = np.iinfo(WIDE_NUMPY[operand.dtype])
+                    value = np.clip(value, info.min, info.max)
+                plan.constants[s] = value.astype(WIDE_NUMPY[operand.dtype])  # ("low": the low word)
             else:
                 plan.constants[s] = graph.constants[operand.id]
         elif operand.id in output_names:

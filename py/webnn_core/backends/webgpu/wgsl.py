@@ -18,10 +18,14 @@ MAX_GROUPS = 65535  # WebGPU's default maxComputeWorkgroupsPerDimension
 TYPES = {"float32": "f32", "int32": "i32", "uint32": "u32"}
 
 
-# Data types a plan may hold in its buffers: the 4-byte ones, and the narrower
-# ones packed into u32 words as their bytes lie (kernels/packing.py).
-ITEM_BYTES = {"float32": 4, "int32": 4, "uint32": 4, "float16": 2, "int8": 1, "uint8": 1}
+# Data types a plan may hold in its buffers: the 4-byte ones, the narrower ones
+# packed into u32 words as their bytes lie, int64/uint64 as two words, and
+# int4/uint4 one per byte as the core holds them (kernels/packing.py).
+ITEM_BYTES = {"float32": 4, "int32": 4, "uint32": 4, "float16": 2, "int8": 1, "uint8": 1,
+              "int64": 8, "uint64": 8, "int4": 1, "uint4": 1}
 BUFFER_TYPES = tuple(ITEM_BYTES)
+# A GPU graph's outputs may be of these (a 4-bit result would be read back unpacked).
+OUTPUT_TYPES = tuple(t for t in BUFFER_TYPES if t not in ("int4", "uint4"))
 
 
 def buffer_bytes(dtype: str, shape) -> int:

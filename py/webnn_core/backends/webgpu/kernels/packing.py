@@ -6,6 +6,9 @@ exactly as its bytes lie in memory (little-endian):
 
     float16       two halves per u32 word   computed as f32
     int8, uint8   four bytes per u32 word   computed as i32 / u32
+    int4, uint4   one per byte (the core holds them unpacked), as int8/uint8
+    int64, uint64 two words per element     seen through 32 bits only where
+                                            that is exact (int64_mode)
 
 A kernel sees such an operand as a `Wide` view of the wide type: the planner
 unpacks each packed input into a wide temporary before the node and packs
@@ -23,11 +26,53 @@ copies words whatever they hold."""
 from __future__ import annotations
 
 from .. import wgsl
-from .common import Step
+from .common import Decline, Step
 from .logical import COMPARE, LOGICAL
 
 # Narrow data type -> the wide type its kernels compute in.
-WIDE = {"float16": "float32", "int8": "int32", "uint8": "uint32"}
+WIDE = {"float16": "float32", "int8": "int32", "uint8": "uint32", "int4": "int32", "uint4": "uint32",
+        "int64": "int32", "uint64": "uint32"}
+INT64 = ("int64", "uint64")
+GATHERS = ("gather", "gatherElements", "gatherND", "scatterElements", "scatterND")
+
+
+def int64_mode(node, op: str, position, operand):
+    """How a kernel may see a 64-bit integer operand through a 32-bit view
+    without changing any result, or Decline:
+        "saturate"  clamped into the 32-bit range: exact where the op clamps
+                    anyway (indices, sign, clamp within 32-bit bounds)
+        "low"       the low word: exact for casts to 32 bits or fewer (they wrap)
+        "extend"    an output widened back (sign- or zero-extended): exact
+                    when the 32-bit result is (indices, sign, clamp, casts
+                    from narrower integers of the same signedness)
+    Anything else (64-bit arithmetic, casts to floats) stays on the cpu fallback."""
+    if operand.dtype not in INT64:
+        return None
+    signed = operand.dtype == "int64"
+    if position == "out":
+        if op in ("argMin", "argMax", "sign"):
+            return "extend"
+        if op == "clamp" and _bounds_fit(node, signed):
+            return "extend"
+        if op == "cast":
+            source = node.inputs[0].dtype
+            if source in (("int32", "int8", "uint8", "int4", "uint4") if signed else ("uint32", "uint8", "uint4")):
+                return "extend"
+    else:
+        if op in GATHERS and position == 1:
+            return "saturate"
+        if op == "sign" or (op == "clamp" and _bounds_fit(node, signed)):
+            return "saturate"
+        if op == "cast" and node.outputs[0].dtype in ("int32", "uint32", "int8", "uint8"):
+            return "low"
+    raise Decline(f"{op} on {operand.dtype} has no WGSL kernel (64-bit integers run on the GPU only as indices, "
+                  "argMin/argMax results, sign, clamp within 32-bit bounds and casts from/to narrower integers)")
+
+
+def _bounds_fit(node, signed: bool) -> bool:
+    lo, hi = (-2 ** 31, 2 ** 31 - 1) if signed else (0, 2 ** 32 - 1)
+    attrs = node.kernel_params()
+    return all(attrs.get(k) is None or lo <= int(attrs[k]) <= hi for k in ("min", "max"))
 
 HELPERS = {
     "f16_to_f32_": """fn f16_to_f32_(h: u32) -> f32 {
@@ -70,15 +115,16 @@ class Wide:
     the wide data type; `narrow` is the operand's own type (a kernel whose
     result depends on it, such as cast's saturation, reads it)."""
 
-    __slots__ = ("source", "id", "dtype", "shape", "kind", "narrow")
+    __slots__ = ("source", "id", "dtype", "shape", "kind", "narrow", "mode")
 
-    def __init__(self, source):
+    def __init__(self, source, mode=None):
         self.source = source
         self.id = ("wide", source.id)
         self.dtype = WIDE[source.dtype]
         self.shape = tuple(source.shape)
         self.kind = "constant" if source.kind == "constant" else "wide"
         self.narrow = source.dtype
+        self.mode = mode  # 64-bit integers: int64_mode()
 
 
 def takes_packed(op: str, position, operand) -> bool:
@@ -103,24 +149,41 @@ def unpack(src, dst: Wide) -> Step:
     d = wgsl.dispatch_1d(n)
     if src.dtype == "float16":
         body = "  y[i] = f16_to_f32_((x_[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu);"
-    elif src.dtype == "int8":
+    elif src.dtype in ("int8", "int4"):
         body = "  y[i] = bitcast<i32>(((x_[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu) << 24u) >> 24u;"
-    else:
+    elif src.dtype in ("uint8", "uint4"):
         body = "  y[i] = (x_[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;"
+    elif dst.mode == "low":
+        body = f"  y[i] = {'bitcast<i32>' if src.dtype == 'int64' else ''}(x_[2u * i]);"
+    elif src.dtype == "int64":  # saturate: the value fits when the high word extends the low one's sign
+        body = """  let lo = x_[2u * i];
+  let hi = x_[2u * i + 1u];
+  let fits = hi == select(0u, 0xffffffffu, (lo >> 31u) == 1u);
+  y[i] = select(select(2147483647i, bitcast<i32>(0x80000000u), (hi >> 31u) == 1u), bitcast<i32>(lo), fits);"""
+    else:
+        body = "  y[i] = select(4294967295u, x_[2u * i], x_[2u * i + 1u] == 0u);"
     text = "\n".join([wgsl.header([("x_", "u32", False), ("y", wgsl.wgsl_type(dst.dtype), True)]),
                       wgsl.elementwise_main(n, body, d)])
     return Step(text, [src, dst], d)
 
 
 def pack(src: Wide, dst) -> Step:
-    """Wide `src` -> packed `dst`, one thread per u32 word of `dst`."""
+    """Wide `src` -> packed `dst`, one thread per u32 word of `dst` (per
+    element of a 64-bit `dst`: its two words). 4-bit types stay one per byte."""
     n = wgsl.count(dst.shape)
+    if dst.dtype in INT64:
+        d = wgsl.dispatch_1d(n)
+        high = "select(0u, 0xffffffffu, x_[i] < 0i)" if dst.dtype == "int64" else "0u"
+        body = f"  y[2u * i] = {'bitcast<u32>(x_[i])' if dst.dtype == 'int64' else 'x_[i]'};\n  y[2u * i + 1u] = {high};"
+        text = "\n".join([wgsl.header([("x_", wgsl.wgsl_type(src.dtype), False), ("y", "u32", True)]),
+                          wgsl.elementwise_main(n, body, d)])
+        return Step(text, [src, dst], d)
     per = 2 if dst.dtype == "float16" else 4
     words = -(-n // per)
     d = wgsl.dispatch_1d(words)
     if dst.dtype == "float16":
         part = "f32_to_f16_(x_[e])"
-    elif dst.dtype == "int8":
+    elif dst.dtype in ("int8", "int4"):
         part = "(bitcast<u32>(x_[e]) & 0xffu)"
     else:
         part = "(x_[e] & 0xffu)"

@@ -1,14 +1,14 @@
 """quantizeLinear and dequantizeLinear: one thread per element; scale and
 zeroPoint cover blocks of the input (per tensor, per axis or block-wise:
 parameter coordinate = input coordinate / block size). int8/uint8 operands
-arrive as wide i32/u32 views (kernels/packing.py); int4/uint4 are not stored
-on the GPU (the planner declines them)."""
+arrive as wide i32/u32 views (kernels/packing.py), int4/uint4 too (stored one
+per byte; a GPU graph does not output them)."""
 from __future__ import annotations
 
 from .. import wgsl
 from .common import Call, Decline, Step
 
-RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int32": (-2147483648, 2147483647)}
+RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int4": (-8, 7), "uint4": (0, 15), "int32": (-2147483648, 2147483647)}
 
 
 def _param_index(call: Call, coords, x, scale) -> str:
@@ -28,7 +28,7 @@ def quantize_linear(call: Call) -> list:
     x, scale, zero_point = call.inputs
     out, = call.outputs
     to = _narrow(out)
-    if x.dtype != "float32" or to not in ("int8", "uint8"):
+    if x.dtype != "float32" or to not in ("int8", "uint8", "int4", "uint4"):
         raise Decline(f"quantizeLinear to {to} has no WGSL kernel")
     ty = wgsl.wgsl_type(out.dtype)
     lo, hi = RANGES[to]
