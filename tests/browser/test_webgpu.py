@@ -264,12 +264,28 @@ CASES = [
     case("cast-int64-uint64-narrow", "[b.cast(x, 'int32'), b.cast(x, 'uint8'), b.cast(u, 'uint32'), b.cast(b.cast(x,"
          " 'int8'), 'int64'), b.cast(b.cast(u, 'uint8'), 'uint64')]", ["cast"],
          x=given("int64", [4], [BIG + 5, -BIG - 7, -1, 300]), u=given("uint64", [3], [2 ** 64 - 1, BIG + 9, 7])),
-    case("cast-i32-int64", "b.cast(x, 'int64')", ["cast"], x=operand((3, 2), "int32")),
+    case("cast-i32-u32-int64", "[b.cast(x, 'int64'), b.cast(x, 'uint64'), b.cast(u, 'int64')]", ["cast"],
+         x=operand((3, 2), "int32"), u=given("uint32", [3], [4294967295, 2147483648, 7])),
+    # 64-bit <-> float: one rounding to nearest even, truncation and saturation.
+    case("cast-float-int64", "[b.cast(x, 'int64'), b.cast(x, 'uint64'), b.cast(h, 'int64')]", ["cast"],
+         x=given("float32", [8], [1.5e19, -9.3e18, 9.2e18, -2.5, 3.99, NAN, 4294967296.0 * 3 + 2 ** 12, -1e10]),
+         h=given("float16", [3], halves([65504, -0.5, -1000]))),
+    case("cast-int64-float", "[b.cast(x, 'float32'), b.cast(x, 'float16'), b.cast(u, 'float32')]", ["cast"],
+         x=given("int64", [7], [2 ** 63 - 1, -2 ** 63, 16777217, 16777219, -(2 ** 40) - 2 ** 16 - 1, 65519, 65520]),
+         u=given("uint64", [3], [2 ** 64 - 1, 2 ** 53 + 2 ** 29, 2 ** 53 + 2 ** 29 + 1])),
+    case("clamp-int64-uint64-wide-bounds", "[b.clamp(x, {minValue: -2, maxValue: 4147483645}), b.clamp(u, {minValue: 5,"
+         " maxValue: 5294967290})]", ["clamp"], x=given("int64", [6], [-4147483648, 4147483647, -4, 5, -(2 ** 62), 2 ** 62]),
+         u=given("uint64", [4], [5294967295, 127, 5, 0])),
     case("dequantize-int4-quantize-uint4", "[b.dequantizeLinear(a, s, z), b.dequantizeLinear(b.quantizeLinear(x, t, u),"
          " t, u)]", ["dequantizeLinear", "quantizeLinear"], tol=1e-6, a=nibbles("int4", [2, 3], [-8, -1, 0, 3, 7, 5]),
          s=operand((2, 1), constant=True), z=nibbles("int4", [2, 1], [1, -2], constant=True),
          x=operand((4,), low=-3, high=20), t=given("float32", [4], [2, 1, 0.5, 1]),
          u=nibbles("uint4", [4], [0, 3, 8, 15], constant=True)),
+    # int4/uint4 buffers pack eight nibbles per word; odd sizes check the last one.
+    case("quantize-int4-cast-uint4-outputs", "[b.quantizeLinear(x, s, z), b.cast(b.reshape(a, [7]), 'uint4'),"
+         " b.transpose(a)]", ["quantizeLinear", "cast", "transpose"],
+         x=given("float32", [5], [-20, -3.5, 0.4, 2.5, 99]), s=given("float32", [1], [1.0], constant=True),
+         z=nibbles("int4", [1], [-1], constant=True), a=nibbles("int4", [7, 1], [-8, -1, 0, 3, 7, 5, -3])),
     case("split-pad-tile-reverse", "b.split(x, [1, 3], {axis: 1}).map((o, i) => i ? b.reverse(b.tile(o, [1, 1, 2])) :"
          " b.pad(o, [1, 0, 2], [0, 1, 0], {value: 7}))", ["split", "pad", "tile", "reverse"], x=operand((2, 4, 3), "int32")),
 ]

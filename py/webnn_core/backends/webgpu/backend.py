@@ -33,7 +33,7 @@ from collections import Counter
 
 import numpy as np
 
-from ...dtypes import byte_length, zeros
+from ...dtypes import byte_length, contiguous_bytes, zeros
 from ...errors import NotSupportedError, UnknownError
 from ..base import Backend
 from ..cpu import CpuBackend
@@ -133,7 +133,10 @@ class WebGPUBackend(Backend):
         return out
 
     def _upload(self, storage: GpuTensor) -> None:
-        self._outbox.append(["write", storage.buffer, words(storage.array)])
+        array = storage.array
+        if storage.dtype in ("int4", "uint4"):  # the core holds them one per byte; the buffer packs nibbles
+            array = contiguous_bytes(storage.dtype, array)
+        self._outbox.append(["write", storage.buffer, words(array)])
         storage.on_gpu = True
 
     # -- the interface ------------------------------------------------------------------

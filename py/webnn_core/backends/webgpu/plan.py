@@ -19,6 +19,8 @@ from collections import Counter
 
 import numpy as np
 
+from ...dtypes import contiguous_bytes
+
 from .kernels import ACTIVATIONS, ELEMENTWISE, KERNELS, Call, Decline, Literal, Scratch
 from .kernels.copy import flat_copy
 from .kernels.elementwise import with_helpers
@@ -139,7 +141,9 @@ def plan_graph(graph, limits: dict) -> GpuPlan:
                 if operand.mode == "saturate":
                     info = np.iinfo(WIDE_NUMPY[operand.dtype])
                     value = np.clip(value, info.min, info.max)
-                plan.constants[s] = value.astype(WIDE_NUMPY[operand.dtype])  # ("low": the low word)
+                plan.constants[s] = value.astype(WIDE_NUMPY[operand.dtype])
+            elif operand.dtype in ("int4", "uint4"):  # the core holds them one per byte
+                plan.constants[s] = contiguous_bytes(operand.dtype, graph.constants[operand.id])
             else:
                 plan.constants[s] = graph.constants[operand.id]
         elif operand.id in output_names:
@@ -167,9 +171,9 @@ def plan_graph(graph, limits: dict) -> GpuPlan:
         activation, absorbed = [], []
         # A chain of element-wise unary ops, each the only reader of the value
         # before it, becomes this node's epilogue: one shader, no buffers between.
-        # (Not on int8/uint8 values: they wrap to 8 bits after every op.)
+        # (Not on int8/uint8 values: they wrap to 8 bits after every op; nor on 64-bit ones.)
         while op in FUSABLE and len(outputs) == 1 and outputs[0].id not in output_names \
-                and outputs[0].dtype not in ("int8", "uint8"):
+                and outputs[0].dtype not in ("int8", "uint8", "int64", "uint64"):
             after = readers.get(outputs[0].id, [])
             if not (len(after) == 1 and after[0].op.name in ACTIVATIONS and after[0].inputs[0] is outputs[0]):
                 break

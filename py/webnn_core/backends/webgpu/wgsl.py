@@ -18,19 +18,18 @@ MAX_GROUPS = 65535  # WebGPU's default maxComputeWorkgroupsPerDimension
 TYPES = {"float32": "f32", "int32": "i32", "uint32": "u32"}
 
 
-# Data types a plan may hold in its buffers: the 4-byte ones, the narrower ones
-# packed into u32 words as their bytes lie, int64/uint64 as two words, and
-# int4/uint4 one per byte as the core holds them (kernels/packing.py).
-ITEM_BYTES = {"float32": 4, "int32": 4, "uint32": 4, "float16": 2, "int8": 1, "uint8": 1,
-              "int64": 8, "uint64": 8, "int4": 1, "uint4": 1}
-BUFFER_TYPES = tuple(ITEM_BYTES)
-# A GPU graph's outputs may be of these (a 4-bit result would be read back unpacked).
-OUTPUT_TYPES = tuple(t for t in BUFFER_TYPES if t not in ("int4", "uint4"))
+# Data types a plan may hold in its buffers: the 4-byte ones, and the others
+# as their bytes lie (kernels/packing.py): float16, int8, uint8, int4, uint4
+# packed into u32 words, int64/uint64 as two words.
+ITEM_BITS = {"float32": 32, "int32": 32, "uint32": 32, "float16": 16, "int8": 8, "uint8": 8,
+             "int64": 64, "uint64": 64, "int4": 4, "uint4": 4}
+BUFFER_TYPES = tuple(ITEM_BITS)
+OUTPUT_TYPES = BUFFER_TYPES
 
 
 def buffer_bytes(dtype: str, shape) -> int:
     """A buffer's size: the tensor's bytes, rounded up to whole words (at least one)."""
-    n = count(shape) * ITEM_BYTES[dtype]
+    n = -(-count(shape) * ITEM_BITS[dtype] // 8)
     return max(4, -(-n // 4) * 4)
 
 

@@ -10,6 +10,7 @@ transcendental results may differ by a few ulp.
 from __future__ import annotations
 
 from .. import wgsl
+from . import int64
 from .common import Call, Decline, Step
 from .packing import HELPERS as PACKING_HELPERS
 
@@ -63,6 +64,7 @@ HELPERS = {
   return sign(x);
 }""",
     **PACKING_HELPERS,
+    **int64.HELPERS,
 }
 
 # Float unary ops: a WGSL expression of `x`.
@@ -111,10 +113,13 @@ def unary_expr(op: str, attrs: dict, dtype: str) -> str:
 
 
 def with_helpers(text: str) -> str:
-    """A shader's text with the helper functions it calls, each defined once
-    (the planner applies this to every shader)."""
-    needed = [body for name, body in HELPERS.items() if f"{name}(" in text and f"fn {name}(" not in text]
-    return "\n".join([*needed, text]) if needed else text
+    """A shader's text with the helper functions it calls (and those they
+    call), each defined once (the planner applies this to every shader)."""
+    while True:
+        needed = [body for name, body in HELPERS.items() if f"{name}(" in text and f"fn {name}(" not in text]
+        if not needed:
+            return text
+        text = "\n".join([*needed, text])
 
 
 def activation_fn(call: Call, dtype: str) -> str:
@@ -137,6 +142,8 @@ def unary(call: Call) -> list:
     x, = call.inputs
     out, = call.outputs
     dtype = x.dtype
+    if call.op == "clamp" and dtype in int64.INT64 and not call.activation:
+        return int64.clamp64(call)
     if dtype not in wgsl.TYPES:
         raise Decline(f"{call.op} on {dtype} has no WGSL kernel")
     expr = unary_expr(call.op, call.attrs, dtype)
@@ -192,6 +199,8 @@ def binary(call: Call) -> list:
 def cast(call: Call) -> list:
     x, = call.inputs
     out, = call.outputs
+    if x.dtype in int64.INT64 or out.dtype in int64.INT64:
+        return int64.cast64(call)
     if x.dtype not in wgsl.TYPES or out.dtype not in wgsl.TYPES:
         raise Decline(f"cast from {x.dtype} to {out.dtype} has no WGSL kernel")
     src, dst = wgsl.wgsl_type(x.dtype), wgsl.wgsl_type(out.dtype)

@@ -6,7 +6,7 @@ exactly as its bytes lie in memory (little-endian):
 
     float16       two halves per u32 word   computed as f32
     int8, uint8   four bytes per u32 word   computed as i32 / u32
-    int4, uint4   one per byte (the core holds them unpacked), as int8/uint8
+    int4, uint4   eight nibbles per u32 word    computed as i32 / u32
     int64, uint64 two words per element     seen through 32 bits only where
                                             that is exact (int64_mode)
 
@@ -40,39 +40,22 @@ def int64_mode(node, op: str, position, operand):
     """How a kernel may see a 64-bit integer operand through a 32-bit view
     without changing any result, or Decline:
         "saturate"  clamped into the 32-bit range: exact where the op clamps
-                    anyway (indices, sign, clamp within 32-bit bounds)
-        "low"       the low word: exact for casts to 32 bits or fewer (they wrap)
+                    anyway (indices, sign)
         "extend"    an output widened back (sign- or zero-extended): exact
-                    when the 32-bit result is (indices, sign, clamp, casts
-                    from narrower integers of the same signedness)
-    Anything else (64-bit arithmetic, casts to floats) stays on the cpu fallback."""
+                    when the 32-bit result is (argMin/argMax indices, sign)
+    cast and clamp take their 64-bit operands whole (kernels/int64.py);
+    other 64-bit arithmetic stays on the cpu fallback."""
     if operand.dtype not in INT64:
         return None
     signed = operand.dtype == "int64"
+    del signed
     if position == "out":
         if op in ("argMin", "argMax", "sign"):
             return "extend"
-        if op == "clamp" and _bounds_fit(node, signed):
-            return "extend"
-        if op == "cast":
-            source = node.inputs[0].dtype
-            if source in (("int32", "int8", "uint8", "int4", "uint4") if signed else ("uint32", "uint8", "uint4")):
-                return "extend"
-    else:
-        if op in GATHERS and position == 1:
-            return "saturate"
-        if op == "sign" or (op == "clamp" and _bounds_fit(node, signed)):
-            return "saturate"
-        if op == "cast" and node.outputs[0].dtype in ("int32", "uint32", "int8", "uint8"):
-            return "low"
+    elif (op in GATHERS and position == 1) or op == "sign":
+        return "saturate"
     raise Decline(f"{op} on {operand.dtype} has no WGSL kernel (64-bit integers run on the GPU only as indices, "
-                  "argMin/argMax results, sign, clamp within 32-bit bounds and casts from/to narrower integers)")
-
-
-def _bounds_fit(node, signed: bool) -> bool:
-    lo, hi = (-2 ** 31, 2 ** 31 - 1) if signed else (0, 2 ** 32 - 1)
-    attrs = node.kernel_params()
-    return all(attrs.get(k) is None or lo <= int(attrs[k]) <= hi for k in ("min", "max"))
+                  "argMin/argMax results, sign, clamp and cast)")
 
 HELPERS = {
     "f16_to_f32_": """fn f16_to_f32_(h: u32) -> f32 {
@@ -132,6 +115,8 @@ def takes_packed(op: str, position, operand) -> bool:
     packed as it is stored."""
     if op == "reshape":
         return True
+    if op in ("cast", "clamp") and operand.dtype in INT64:  # kernels/int64.py, exact on both words
+        return True
     if operand.dtype != "uint8":
         return False
     if op in LOGICAL or op == "logicalNot":
@@ -149,12 +134,14 @@ def unpack(src, dst: Wide) -> Step:
     d = wgsl.dispatch_1d(n)
     if src.dtype == "float16":
         body = "  y[i] = f16_to_f32_((x_[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu);"
-    elif src.dtype in ("int8", "int4"):
+    elif src.dtype == "int8":
         body = "  y[i] = bitcast<i32>(((x_[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu) << 24u) >> 24u;"
-    elif src.dtype in ("uint8", "uint4"):
+    elif src.dtype == "uint8":
         body = "  y[i] = (x_[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;"
-    elif dst.mode == "low":
-        body = f"  y[i] = {'bitcast<i32>' if src.dtype == 'int64' else ''}(x_[2u * i]);"
+    elif src.dtype == "int4":
+        body = "  y[i] = bitcast<i32>(((x_[i >> 3u] >> ((i & 7u) * 4u)) & 0xfu) << 28u) >> 28u;"
+    elif src.dtype == "uint4":
+        body = "  y[i] = (x_[i >> 3u] >> ((i & 7u) * 4u)) & 0xfu;"
     elif src.dtype == "int64":  # saturate: the value fits when the high word extends the low one's sign
         body = """  let lo = x_[2u * i];
   let hi = x_[2u * i + 1u];
@@ -169,7 +156,7 @@ def unpack(src, dst: Wide) -> Step:
 
 def pack(src: Wide, dst) -> Step:
     """Wide `src` -> packed `dst`, one thread per u32 word of `dst` (per
-    element of a 64-bit `dst`: its two words). 4-bit types stay one per byte."""
+    element of a 64-bit `dst`: its two words)."""
     n = wgsl.count(dst.shape)
     if dst.dtype in INT64:
         d = wgsl.dispatch_1d(n)
@@ -178,13 +165,17 @@ def pack(src: Wide, dst) -> Step:
         text = "\n".join([wgsl.header([("x_", wgsl.wgsl_type(src.dtype), False), ("y", "u32", True)]),
                           wgsl.elementwise_main(n, body, d)])
         return Step(text, [src, dst], d)
-    per = 2 if dst.dtype == "float16" else 4
+    per = {"float16": 2, "int4": 8, "uint4": 8}.get(dst.dtype, 4)
     words = -(-n // per)
     d = wgsl.dispatch_1d(words)
     if dst.dtype == "float16":
         part = "f32_to_f16_(x_[e])"
-    elif dst.dtype in ("int8", "int4"):
+    elif dst.dtype == "int8":
         part = "(bitcast<u32>(x_[e]) & 0xffu)"
+    elif dst.dtype == "int4":
+        part = "(bitcast<u32>(x_[e]) & 0xfu)"
+    elif dst.dtype == "uint4":
+        part = "(x_[e] & 0xfu)"
     else:
         part = "(x_[e] & 0xffu)"
     width = 32 // per

@@ -1,8 +1,7 @@
 """quantizeLinear and dequantizeLinear: one thread per element; scale and
 zeroPoint cover blocks of the input (per tensor, per axis or block-wise:
 parameter coordinate = input coordinate / block size). int8/uint8 operands
-arrive as wide i32/u32 views (kernels/packing.py), int4/uint4 too (stored one
-per byte; a GPU graph does not output them)."""
+arrive as wide i32/u32 views (kernels/packing.py), int4/uint4 too."""
 from __future__ import annotations
 
 from .. import wgsl
