@@ -24,6 +24,9 @@ LAUNCH_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+# --webgpu: WebGPU on in headless Chromium, on SwiftShader's CPU-emulated adapter
+# (works on http://127.0.0.1 pages; no shader-f16).
+WEBGPU_ARGS = ["--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader"]
 POLL_S = 0.1
 GRACE_S = 5.0          # after the deadline: time for testharness's timeout() to report
 # --standard-timeouts: testharness.js's own harness timeouts (its settings'
@@ -184,6 +187,7 @@ async def run_one(context, run, base_url: str, base_timeout: float, standard: bo
         status, message, subtests = "CRASH", "the page crashed", list(seen)
     else:
         status, message, subtests = _outcome(state, forced, problem, limit, hung, seen)
+    backend = state.get("backend") if state else None
 
     healthy = True
     if run.scope == "serviceworker" and not hung and not crashed:
@@ -193,13 +197,14 @@ async def run_one(context, run, base_url: str, base_timeout: float, standard: bo
     # cache) is replaced only when that fails.
     ok, _ = await _guard(page.close(), 10.0)
     healthy = healthy and ok
-    return FileResult(run, status, message, subtests, errors, duration), healthy
+    return FileResult(run, status, message, subtests, errors, duration, backend), healthy
 
 
 async def run_all(runs, base_url: str, *, jobs: int, timeout: float,
                   chromium: str | None = None, on_result=None, standard: bool = False,
-                  info: dict | None = None) -> list:
+                  info: dict | None = None, webgpu: bool = False) -> list:
     """Run all ``runs``; results come back in the order of ``runs``.
+    ``webgpu``: launch Chromium with WEBGPU_ARGS.
 
     Each job is its own Chromium with a persistent (temporary) profile: only
     an on-disk HTTP cache keeps the polyfill's ~10 MB wasm (and V8's compiled
@@ -217,7 +222,8 @@ async def run_all(runs, base_url: str, *, jobs: int, timeout: float,
     async with async_playwright() as pw:
         async def new_context(profile):
             ctx = await pw.chromium.launch_persistent_context(
-                profile, executable_path=chromium or chromium_path(), args=LAUNCH_ARGS,
+                profile, executable_path=chromium or chromium_path(),
+                args=LAUNCH_ARGS + (WEBGPU_ARGS if webgpu else []),
                 headless=True)
             if info is not None and ctx.browser:
                 info.setdefault("browser", f"chromium {ctx.browser.version}")
@@ -316,6 +322,7 @@ def run_one_sync(page, run, base_url: str, base_timeout: float, standard: bool =
     errors = [e[:MAX_ERROR_LEN] for e in page.errors[:MAX_ERRORS]]
 
     status, message, subtests = _outcome(state, forced, problem, limit, hung, seen)
+    backend = state.get("backend") if state else None
 
     healthy = not hung
     if run.scope == "serviceworker" and healthy:
@@ -327,7 +334,7 @@ def run_one_sync(page, run, base_url: str, base_timeout: float, standard: bool =
         page.close()
     except EngineError:
         healthy = False
-    return FileResult(run, status, message, subtests, errors, duration), healthy
+    return FileResult(run, status, message, subtests, errors, duration, backend), healthy
 
 
 def run_all_sync(runs, base_url: str, *, engine: str, jobs: int, timeout: float,

@@ -94,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="engine: chromium (Playwright), firefox (Firefox ESR through "
                         "puppeteer-core / WebDriver BiDi) or webkit (WebKitGTK through Selenium "
                         "and WebKitWebDriver, on Xvfb); default chromium")
+    p.add_argument("--webgpu", action="store_true",
+                   help="WebGPU on (Chromium: --enable-unsafe-webgpu --use-webgpu-adapter=swiftshader, "
+                        "a CPU-emulated adapter): gpu contexts run the polyfill's WebGPU backend, and "
+                        "the report counts per page the graphs that ran on it vs on its cpu fallback")
     p.add_argument("--chromium", metavar="PATH", default=None,
                    help="Chromium executable (default: $CHROMIUM or /usr/bin/chromium)")
     p.add_argument("--from-results", metavar="FILE", action="append",
@@ -249,6 +253,11 @@ def main(argv=None) -> int:
         log("wpt_runner: no tests selected")
         return 2
 
+    if args.webgpu and args.browser != "chromium":
+        log(f"wpt_runner: error: --webgpu is not available with --browser {args.browser} "
+            "(only Chromium's headless SwiftShader adapter is wired up)")
+        return 2
+
     if args.browser != "chromium":
         why = engines.unavailable(args.browser)
         if why:
@@ -268,7 +277,7 @@ def main(argv=None) -> int:
             out = asyncio.run(browser.run_all(
                 runs, srv.url, jobs=args.jobs, timeout=args.timeout,
                 chromium=args.chromium, on_result=progress, standard=args.standard_timeouts,
-                info=info))
+                info=info, webgpu=args.webgpu))
         else:
             out = browser.run_all_sync(runs, srv.url, engine=args.browser, jobs=args.jobs,
                                        timeout=args.timeout, on_result=progress, info=info,
@@ -292,6 +301,8 @@ def main(argv=None) -> int:
         "time_start": time_start,
         "time_end": int(time.time() * 1000),
     }
+    if args.webgpu:
+        meta["webgpu"] = " ".join(browser.WEBGPU_ARGS)
     log(f"wpt_runner: ran {len(runs)} pages in {duration:.0f}s")
     return finish(args, out, meta, log)
 
@@ -301,6 +312,9 @@ def finish(args, out, meta, log) -> int:
     t = results.totals(out)
     log(f"wpt_runner: {t['files_ok']}/{t['files']} files fully passing, "
         f"{t['passed']}/{t['subtests']} subtests passing")
+    b = results.backend_totals(out)
+    if b:
+        log(f"wpt_runner: gpu contexts: {report.backend_line(b)}")
     if args.out:
         results.write_json(args.out, out, meta)
         log(f"wrote {args.out}")

@@ -4,7 +4,7 @@ HTML (per file, failing subtests with messages, a filter box)."""
 from __future__ import annotations
 
 from .manifest import SCOPES
-from .results import totals
+from .results import backend_totals, totals
 
 
 def _pct(n: int, d: int) -> str:
@@ -21,17 +21,43 @@ def _group_label(group: str) -> str:
     return "/".join(parts[1:]) if len(parts) > 1 else f"{group} (idlharness/other)"
 
 
+META_KEYS = ("wpt", "commit", "browser", "webgpu", "polyfill", "variants", "globals", "duration_s")
+
+
+def backend_line(b: dict) -> str:
+    """One sentence: where the gpu contexts' graphs ran (results.backend_totals)."""
+    return (f"graphs built on the WebGPU backend {b['gpu']}, on the cpu fallback {b['cpu']}; "
+            f"dispatches on the GPU {b['dispatchesGpu']}, on the cpu fallback {b['dispatchesCpu']}; "
+            f"pages with a cpu-fallback graph {b['pages_with_cpu']}/{b['pages']}")
+
+
+def page_backend(r) -> str:
+    """A page's 'GPU/cpu' graph counts ('-' when it reported none)."""
+    b = r.backend
+    if not b:
+        return "-"
+    text = f"{b.get('gpu', 0)}/{b.get('cpu', 0)}"
+    if b.get("available") is False:
+        text += " (no WebGPU)"
+    return text
+
+
 def render(results, meta: dict | None = None) -> str:
     meta = meta or {}
     t = totals(results)
+    b = backend_totals(results)
     out = ["# WebNN WPT results", ""]
-    for key in ("wpt", "commit", "browser", "polyfill", "variants", "globals", "duration_s"):
+    for key in META_KEYS:
         if key in meta:
             out.append(f"- {key}: `{meta[key]}`")
     out += [
         f"- files: {t['files_ok']}/{t['files']} fully passing",
         f"- subtests: {t['passed']}/{t['subtests']} passing ({_pct(t['passed'], t['subtests'])})",
         f"- harness statuses: {', '.join(f'{k} {v}' for k, v in t['harness'].items()) or '-'}",
+    ]
+    if b:
+        out.append(f"- gpu contexts: {backend_line(b)}")
+    out += [
         "",
         "## Totals by directory, variant and global",
         "",
@@ -49,15 +75,20 @@ def render(results, meta: dict | None = None) -> str:
                    f"{bt['files_ok']}/{bt['files']} | {bt['passed']}/{bt['subtests']} | "
                    f"{_pct(bt['passed'], bt['subtests'])} |")
 
+    if b:
+        out += ["", "## Where the gpu contexts' graphs ran", "",
+                backend_line(b) + ".", "",
+                "| cpu-fallback reason | graphs |", "|---|---:|"]
+        out += [f"| {_md(reason)} | {n} |" for reason, n in b["reasons"].items()] or ["| (none) | 0 |"]
     out += ["", "## Files", "",
-            "| test | result | harness | subtests passing | notes |",
-            "|---|---|---|---:|---|"]
+            "| test | result | harness | subtests passing | " + ("graphs GPU/cpu | " if b else "") + "notes |",
+            "|---|---|---|---:|" + ("---:|" if b else "") + "---|"]
     for r in sorted(results, key=lambda r: r.url):
         note = r.message or (r.errors[0] if r.errors else "")
         if len(note) > 160:
             note = note[:157] + "..."
         out.append(f"| `{_md(r.url)}` | {'PASS' if r.ok else 'FAIL'} | {r.status} | "
-                   f"{r.passed}/{r.total} | {_md(note)} |")
+                   f"{r.passed}/{r.total} | " + (f"{page_backend(r)} | " if b else "") + f"{_md(note)} |")
     return "\n".join(out) + "\n"
 
 
@@ -111,10 +142,13 @@ def render_html(results, meta: dict | None = None) -> str:
 
     meta = meta or {}
     t = totals(results)
+    b = backend_totals(results)
     out = [_HTML_HEAD, "<h1>WebNN WPT results</h1>", "<ul>"]
-    for key in ("wpt", "commit", "browser", "polyfill", "variants", "globals", "duration_s"):
+    for key in META_KEYS:
         if key in meta:
             out.append(f"<li>{key}: <code>{escape(str(meta[key]))}</code></li>")
+    if b:
+        out.append(f"<li>gpu contexts: {escape(backend_line(b))}</li>")
     out += [f"<li>files: {t['files_ok']}/{t['files']} fully passing</li>",
             f"<li>subtests: {t['passed']}/{t['subtests']} passing ({_pct(t['passed'], t['subtests'])})</li>",
             "<li>harness statuses: "
@@ -124,7 +158,7 @@ def render_html(results, meta: dict | None = None) -> str:
             '<label><input id=failed type=checkbox> failing only</label> '
             f'(<span id=shown>{len(results)}</span> shown)</p>',
             '<table id=files><thead><tr><th>test</th><th>result</th><th>harness</th>'
-            '<th>passing</th><th>failing subtests</th></tr></thead><tbody>']
+            '<th>passing</th>' + ('<th>graphs GPU/cpu</th>' if b else '') + '<th>failing subtests</th></tr></thead><tbody>']
     for r in sorted(results, key=lambda r: r.url):
         failing = [s for s in r.subtests if s["status"] != "PASS"]
         cell = []
@@ -136,12 +170,17 @@ def render_html(results, meta: dict | None = None) -> str:
                 + (f'<div class=msg>{escape(str(s["message"]))}</div>' if s.get("message") else "")
                 + "</li>" for s in failing)
             cell.append(f"<details><summary>{len(failing)} not passing</summary><ul>{items}</ul></details>")
+        if r.backend and r.backend.get("reasons"):
+            why = "".join(f"<li>{escape(k)} ({n})</li>" for k, n in r.backend["reasons"].items())
+            cell.append(f"<details><summary>graphs on the cpu fallback</summary><ul>{why}</ul></details>")
         if r.errors:
             errs = "".join(f"<li class=msg>{escape(e)}</li>" for e in r.errors[:10])
             cell.append(f"<details><summary>{len(r.errors)} page error(s)</summary><ul>{errs}</ul></details>")
         out.append(f'<tr class={"pass" if r.ok else "fail"}><td><code>{escape(r.url)}</code></td>'
                    f'<td>{"PASS" if r.ok else "FAIL"}</td><td>{escape(r.status)}</td>'
-                   f'<td class=n>{r.passed}/{r.total}</td><td>{"".join(cell)}</td></tr>')
+                   f'<td class=n>{r.passed}/{r.total}</td>'
+                   + (f'<td class=n>{escape(page_backend(r))}</td>' if b else '')
+                   + f'<td>{"".join(cell)}</td></tr>')
     out += ["</tbody></table>", _HTML_FILTER]
     return "\n".join(out)
 

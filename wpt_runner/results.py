@@ -20,6 +20,9 @@ class FileResult:
     subtests: list = field(default_factory=list)   # [{name, status, message}]
     errors: list = field(default_factory=list)     # console errors / uncaught exceptions
     duration: float = 0.0
+    # The polyfill's tally of where the page's gpu-context graphs ran (report-hook.js
+    # gpuGraphs(): gpu / cpu graphs built, dispatchesGpu / dispatchesCpu, reasons), or None.
+    backend: dict | None = None
 
     @property
     def url(self) -> str:
@@ -53,6 +56,7 @@ class FileResult:
             "total": self.total,
             "subtests": self.subtests,
             "errors": self.errors,
+            **({"backend": self.backend} if self.backend is not None else {}),
         }
 
     @classmethod
@@ -60,7 +64,7 @@ class FileResult:
         run = Run(d["test"], d["global"], d.get("variant", ""), False)
         assert run.url == url, (run.url, url)
         return cls(run, d["status"], d.get("message"), list(d.get("subtests", [])),
-                   list(d.get("errors", [])), d.get("duration", 0.0))
+                   list(d.get("errors", [])), d.get("duration", 0.0), d.get("backend"))
 
 
 def totals(results) -> dict:
@@ -75,6 +79,27 @@ def totals(results) -> dict:
     }
 
 
+def backend_totals(results) -> dict | None:
+    """Where the graphs of the pages that report it ran (None when no page does):
+    pages, graphs built on the GPU / on the cpu fallback, dispatches of each,
+    pages with any cpu graph, and the fallback reasons with their counts."""
+    reported = [r for r in results if r.backend]
+    if not reported:
+        return None
+    out = {"pages": len(reported), "gpu": 0, "cpu": 0, "dispatchesGpu": 0, "dispatchesCpu": 0,
+           "pages_with_cpu": 0, "reasons": {}}
+    for r in reported:
+        b = r.backend
+        for k in ("gpu", "cpu", "dispatchesGpu", "dispatchesCpu"):
+            out[k] += int(b.get(k) or 0)
+        if b.get("cpu") or b.get("dispatchesCpu"):
+            out["pages_with_cpu"] += 1
+        for reason, n in (b.get("reasons") or {}).items():
+            out["reasons"][reason] = out["reasons"].get(reason, 0) + int(n)
+    out["reasons"] = dict(sorted(out["reasons"].items(), key=lambda kv: (-kv[1], kv[0])))
+    return out
+
+
 def _count(values) -> dict:
     out = {}
     for v in values:
@@ -86,6 +111,7 @@ def write_json(path: str, results, meta: dict) -> None:
     doc = {
         "meta": meta,
         "totals": totals(results),
+        **({"backend": backend_totals(results)} if backend_totals(results) else {}),
         "results": {r.url: r.to_json() for r in results},
     }
     with open(path, "w", encoding="utf-8") as f:

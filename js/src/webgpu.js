@@ -22,7 +22,13 @@ const SavedGPUDevice = typeof GPUDevice === 'undefined' ? null : GPUDevice;
 const RUNNERS = new Map();
 let nextToken = 0;
 
-ENGINE_STATS.webgpu = { available: null, adapter: null, reason: null };
+// Where this global's gpu-context graphs ran, over all its contexts (a
+// context's own counts: engineStats.kernels.backend(ctx)): built on the GPU or
+// placed on the cpu fallback (with the reasons), and dispatches of each. The
+// core says so in its commands ('plan'/'run' for the GPU, 'cpu_plan'/'cpu_run').
+const GRAPHS = { gpu: 0, cpu: 0, dispatchesGpu: 0, dispatchesCpu: 0, reasons: {} };
+
+ENGINE_STATS.webgpu = { available: null, adapter: null, reason: null, graphs: GRAPHS };
 
 function align4(n) {
   return Math.max(4, (n + 3) & ~3);
@@ -61,11 +67,11 @@ async function openDevice() {
 export function defaultGpuDevice() {
   if (!sharedDevice) {
     sharedDevice = openDevice().then((found) => {
-      ENGINE_STATS.webgpu = { available: true, adapter: found.adapter, reason: null };
+      ENGINE_STATS.webgpu = { available: true, adapter: found.adapter, reason: null, graphs: GRAPHS };
       found.device.lost.then(() => { sharedDevice = null; });
       return found;
     }, (e) => {
-      ENGINE_STATS.webgpu = { available: false, adapter: null, reason: `${e && e.message}: gpu contexts run the cpu kernels` };
+      ENGINE_STATS.webgpu = { available: false, adapter: null, reason: `${e && e.message}: gpu contexts run the cpu kernels`, graphs: GRAPHS };
       return null;
     });
   }
@@ -123,6 +129,9 @@ export class GpuRunner {
         case 'drop':
           this.plans.delete(c[1]);
           break;
+        case 'cpu_plan':
+        case 'cpu_run':
+          break;  // counted by tally()
         default:
           throw new Error(`webgpu: unknown command ${c[0]}`);
       }
@@ -236,9 +245,23 @@ export class GpuRunner {
   }
 }
 
-// The core's device commands of one reply: [[token, commands], ...].
+function tally(commands) {
+  for (const c of commands) {
+    if (c[0] === 'plan') GRAPHS.gpu += 1;
+    else if (c[0] === 'run') GRAPHS.dispatchesGpu += 1;
+    else if (c[0] === 'cpu_plan') {
+      GRAPHS.cpu += 1;
+      const reason = String(c[1]);
+      if (reason in GRAPHS.reasons || Object.keys(GRAPHS.reasons).length < 64) GRAPHS.reasons[reason] = (GRAPHS.reasons[reason] || 0) + 1;
+    } else if (c[0] === 'cpu_run') GRAPHS.dispatchesCpu += 1;
+  }
+}
+
+// The core's device commands of one reply: [[token, commands], ...] (token
+// null: a gpu context without WebGPU, whose commands are only counted).
 export function runDeviceCommands(list, heap) {
   for (const [token, commands] of list) {
+    tally(commands);
     const runner = RUNNERS.get(token);
     if (runner) runner.run(commands, heap);
   }

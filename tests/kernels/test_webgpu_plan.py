@@ -82,12 +82,11 @@ def test_elementwise_chains_fuse_and_temporaries_are_reused():
 
 
 @pytest.mark.parametrize("build, reason", [
-    (lambda b, x: b.cumulativeSum(x, 0), "cumulativeSum has no WGSL kernel"),
-    (lambda b, x: b.gather(x, b.constant({"dataType": "int64", "shape": [1]}, np.zeros(1, np.int64))),
-     "gather of float32 with int64 indices has no WGSL kernel"),
-    (lambda b, x: b.cast(x, "float16"), "output 'y' is float16"),
-    (lambda b, x: b.cast(x, "int8"), "output 'y' is int8"),
-    (lambda b, x: b.cast(b.greater(x, x), "float32"), "cast from uint8 to float32 has no WGSL kernel"),
+    (lambda b, x: b.cumulativeSum(b.cast(x, "uint64"), 0), "cumulativeSum on uint64 has no WGSL kernel"),
+    # 64-bit integers only where a 32-bit view is exact (kernels/packing.int64_mode).
+    (lambda b, x: b.cast(b.max(*[b.cast(x, "int64")] * 2), "float32"), "max on int64 has no WGSL kernel (64-bit"),
+    (lambda b, x: b.equal(*[b.cast(x, "uint64")] * 2), "equal on uint64 has no WGSL kernel"),
+    (lambda b, x: b.cast(b.add(*[b.cast(b.cast(x, "int32"), "int64")] * 2), "float32"), "add on int64 has no WGSL"),
 ])
 def test_graphs_without_kernels_go_to_the_cpu_fallback_with_the_reason(build, reason):
     ctx = gpu_context()
@@ -119,7 +118,7 @@ def test_tensor_residency_and_command_order():
     # A GPU result cannot feed a graph on the cpu fallback synchronously.
     b2 = ctx.graph_builder()
     z = b2.input("z", {"dataType": "float32", "shape": [4]})
-    g2 = b2.build({"w": b2.cumulativeSum(z, 0)})
+    g2 = b2.build({"w": b2.cast(b2.cumulativeSum(b2.cast(z, "int64"), 0), "float32")})  # int64: cpu fallback
     tw = ctx.create_tensor({"dataType": "float32", "shape": [4], "readable": True})
     with pytest.raises(NotSupportedError, match="last written by a graph that ran on the GPU"):
         ctx.dispatch(g2, {"z": ty}, {"w": tw})
@@ -157,3 +156,33 @@ def test_device_limits_bound_the_plan_and_the_tensors():
     small = ctx.create_tensor({"dataType": "float32", "shape": [512], "writable": True})
     big = ctx.create_tensor({"dataType": "float32", "shape": [1024], "writable": True})
     assert small.data.buffer is not None and big.data.buffer is None  # past maxBufferSize: host only
+
+
+def test_packed_types_are_unpacked_before_and_packed_after_each_node():
+    """float16 / int8 / uint8 live packed in their buffers (2 or 4 per u32 word);
+    each node computes wide (f32 / i32 / u32) between an unpack and a pack step,
+    constants go up wide once, reshape copies packed words, and the logical
+    family reads uint8 packed."""
+    ctx = gpu_context()
+    b = ctx.graph_builder()
+    x = b.input("x", {"dataType": "float16", "shape": [3, 5]})
+    c = b.constant({"dataType": "float16", "shape": [5]}, np.arange(5, dtype=np.float16))
+    y = b.reshape(b.exp(b.add(x, c)), [15])
+    flags = b.greater(b.input("i", {"dataType": "int8", "shape": [7]}), b.constant(
+        {"dataType": "int8", "shape": [7]}, np.zeros(7, np.int8)))
+    g = b.build({"y": y, "f": b.logicalNot(flags)})
+    plan = g.plan.gpu
+    assert plan is not None, g.plan.reason
+    labels = [label for *_, label in plan.steps]
+    texts = [plan.shaders[sh] for sh, *_ in plan.steps]
+    # add (exp fused on as its epilogue): unpack x, add, pack; reshape: one word copy;
+    # greater: unpack i, compare (uint8 out packed); logicalNot: packed in and out.
+    assert len(plan.steps) == 3 + 1 + 2 + 1, labels
+    assert labels == ["add"] * 3 + ["reshape"] + ["greater"] * 2 + ["logicalNot"]
+    assert sum("fn f16_to_f32_" in t for t in texts) == 1 and sum("fn f32_to_f16_" in t for t in texts) == 1
+    assert sum("<< 24u) >> 24u" in t for t in texts) == 1  # int8 sign extension
+    assert plan.slots[plan.inputs["x"]]["bytes"] == 32  # 15 halves -> 8 words
+    assert plan.slots[plan.inputs["i"]]["bytes"] == 8 and plan.slots[plan.outputs["f"]]["bytes"] == 8
+    consts = list(plan.constants.values())
+    assert sorted(str(a.dtype) for a in consts) == ["float32", "int32"]  # uploaded wide
+    assert consts[0].tolist() == [0, 1, 2, 3, 4] or consts[1].tolist() == [0, 1, 2, 3, 4]

@@ -14,7 +14,8 @@
     status: null,     // harness status
     message: null,
     tests: null,      // all subtests, from the completion callback
-    results: []       // subtests as they finish (kept if the page never completes)
+    results: [],      // subtests as they finish (kept if the page never completes)
+    backend: null     // where the polyfill's gpu-context graphs ran (see gpuGraphs)
   };
   function text(v) {
     return v === undefined || v === null ? null : String(v);
@@ -33,7 +34,24 @@
   add_result_callback(function(t) {
     state.results.push(convert(t));
   });
+  // The polyfill's tally of this global's gpu-context graphs (engineStats.webgpu):
+  // built and dispatched on the WebGPU backend vs on its cpu fallback, with reasons.
+  // Null without the polyfill, or in a window whose tests ran in a worker.
+  function gpuGraphs() {
+    try {
+      var stats = self.webnnPolyfill && self.webnnPolyfill.engineStats.webgpu;
+      if (!stats || !stats.graphs) return null;
+      var g = stats.graphs, reasons = {};
+      for (var k in g.reasons) reasons[k] = g.reasons[k];
+      return {available: stats.available, adapter: stats.adapter, reason: stats.reason,
+              gpu: g.gpu, cpu: g.cpu, dispatchesGpu: g.dispatchesGpu, dispatchesCpu: g.dispatchesCpu,
+              reasons: reasons};
+    } catch (e) {
+      return null;
+    }
+  }
   add_completion_callback(function(tests, harness_status) {
+    state.backend = gpuGraphs();
     state.tests = Array.prototype.map.call(tests, convert);
     state.status = HARNESS[harness_status.status] || text(harness_status.status);
     state.message = text(harness_status.message);

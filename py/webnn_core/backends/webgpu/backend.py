@@ -13,6 +13,9 @@ reads in call order):
     ["plan", id, plan]             pipelines for a plan's shaders (at build(), cached by text)
     ["run", id, [buffer id, ...]]  encode the plan's steps on these io buffers, submit (no wait)
     ["drop", id]                   forget a plan
+    ["cpu_plan", reason]           a graph was placed on the cpu fallback (JS counts
+                                   it in engineStats.webgpu.graphs)
+    ["cpu_run"]                    a dispatch ran on the cpu fallback (counted likewise)
 
 A tensor (`GpuTensor`) of a data type the kernels take has a GPUBuffer and
 maybe a host copy: writeTensor updates both (the write goes to the GPU at
@@ -30,7 +33,7 @@ from collections import Counter
 
 import numpy as np
 
-from ...dtypes import byte_length, zeros
+from ...dtypes import byte_length, contiguous_bytes, zeros
 from ...errors import NotSupportedError, UnknownError
 from ..base import Backend
 from ..cpu import CpuBackend
@@ -130,7 +133,10 @@ class WebGPUBackend(Backend):
         return out
 
     def _upload(self, storage: GpuTensor) -> None:
-        self._outbox.append(["write", storage.buffer, words(storage.array)])
+        array = storage.array
+        if storage.dtype in ("int4", "uint4"):  # the core holds them one per byte; the buffer packs nibbles
+            array = contiguous_bytes(storage.dtype, array)
+        self._outbox.append(["write", storage.buffer, words(array)])
         storage.on_gpu = True
 
     # -- the interface ------------------------------------------------------------------
@@ -148,6 +154,7 @@ class WebGPUBackend(Backend):
             self.counts["graphs_cpu"] += 1
             self.partitions.append({"graph": len(self.partitions) + self.counts["graphs_gpu"], "reason": str(e)})
             del self.partitions[:-32]
+            self._outbox.append(["cpu_plan", str(e)])
             plan = WebGPUPlan(self, graph, reason=str(e))
             plan.fallback  # noqa: B018
             return plan
@@ -241,6 +248,7 @@ class WebGPUBackend(Backend):
                 arrays[name] = storage
         if self.active:
             self.counts["dispatches_cpu"] += 1
+            self._outbox.append(["cpu_run"])
         results = self.fallback.dispatch(plan.fallback, arrays, {name: None for name in outputs})
         for name, storage in outputs.items():
             if isinstance(storage, GpuTensor):

@@ -17,13 +17,20 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .kernels import ACTIVATIONS, ELEMENTWISE, KERNELS, Call, Decline, Scratch
+import numpy as np
+
+from ...dtypes import contiguous_bytes
+
+from .kernels import ACTIVATIONS, ELEMENTWISE, KERNELS, Call, Decline, Literal, Scratch
 from .kernels.copy import flat_copy
 from .kernels.elementwise import with_helpers
-from .wgsl import BUFFER_TYPES, buffer_bytes
+from .kernels.packing import WIDE, Wide, int64_mode, pack, takes_packed, unpack
+from .wgsl import BUFFER_TYPES, OUTPUT_TYPES, buffer_bytes
+
+WIDE_NUMPY = {"float32": np.float32, "int32": np.int32, "uint32": np.uint32}
 
 # Ops whose kernels take an element-wise epilogue (kernels/elementwise.activation_fn).
-FUSABLE = {"conv2d", "matmul", "gemm", *ELEMENTWISE}
+FUSABLE = {"conv2d", "convTranspose2d", "matmul", "gemm", *ELEMENTWISE}
 
 
 class GpuPlan:
@@ -71,6 +78,27 @@ def nbytes(operand) -> int:
     return buffer_bytes(operand.dtype, operand.shape)
 
 
+def widen(node, op: str, outputs: list):
+    """The node's operands as its kernel takes them: packed-type operands
+    (kernels/packing.py) become Wide views unless the kernel takes them
+    packed. Returns (inputs, outputs, unpack steps, pack steps)."""
+    views: dict = {}
+
+    def view(operand, position):
+        if operand is None or operand.dtype not in WIDE or takes_packed(op, position, operand):
+            return operand
+        if operand.id not in views:
+            views[operand.id] = Wide(operand, int64_mode(node, op, position, operand))
+        return views[operand.id]
+
+    inputs = [view(o, k) for k, o in enumerate(node.inputs)]
+    before = [unpack(o, v) for o, v in {id(v): (o, v) for o, v in zip(node.inputs, inputs)
+                                        if isinstance(v, Wide) and v.kind != "constant"}.values()]
+    outs = [view(o, "out") for o in outputs]
+    after = [pack(v, o) for o, v in zip(outputs, outs) if isinstance(v, Wide)]
+    return inputs, outs, before, after
+
+
 def plan_graph(graph, limits: dict) -> GpuPlan:
     """Plan `graph` for the GPU within the device's `limits`, or raise Decline(reason)."""
     plan = GpuPlan()
@@ -81,8 +109,8 @@ def plan_graph(graph, limits: dict) -> GpuPlan:
         slot_of[operand.id] = plan.inputs[name] = plan.slot(nbytes(operand), "input", name)
     output_names: dict = {}
     for name, operand in graph.outputs.items():
-        if operand.dtype not in BUFFER_TYPES:
-            raise Decline(f"output '{name}' is {operand.dtype} (the WGSL kernels take {', '.join(BUFFER_TYPES)})")
+        if operand.dtype not in OUTPUT_TYPES:
+            raise Decline(f"output '{name}' is {operand.dtype} (a GPU graph's outputs may be {', '.join(OUTPUT_TYPES)})")
         plan.outputs[name] = plan.slot(nbytes(operand), "output", name)
         output_names.setdefault(operand.id, []).append(name)
 
@@ -106,7 +134,18 @@ def plan_graph(graph, limits: dict) -> GpuPlan:
             if operand.dtype not in BUFFER_TYPES:
                 raise Decline(f"a constant is {operand.dtype} (the WGSL kernels take {', '.join(BUFFER_TYPES)})")
             s = plan.slot(nbytes(operand), "constant")
-            plan.constants[s] = graph.constants[operand.id]
+            if isinstance(operand, Literal):
+                plan.constants[s] = operand.array
+            elif isinstance(operand, Wide):  # uploaded wide, converted once on the host
+                value = graph.constants[operand.source.id]
+                if operand.mode == "saturate":
+                    info = np.iinfo(WIDE_NUMPY[operand.dtype])
+                    value = np.clip(value, info.min, info.max)
+                plan.constants[s] = value.astype(WIDE_NUMPY[operand.dtype])
+            elif operand.dtype in ("int4", "uint4"):  # the core holds them one per byte
+                plan.constants[s] = contiguous_bytes(operand.dtype, graph.constants[operand.id])
+            else:
+                plan.constants[s] = graph.constants[operand.id]
         elif operand.id in output_names:
             s = plan.outputs[output_names[operand.id][0]]
         else:
@@ -132,7 +171,9 @@ def plan_graph(graph, limits: dict) -> GpuPlan:
         activation, absorbed = [], []
         # A chain of element-wise unary ops, each the only reader of the value
         # before it, becomes this node's epilogue: one shader, no buffers between.
-        while op in FUSABLE and len(outputs) == 1 and outputs[0].id not in output_names:
+        # (Not on int8/uint8 values: they wrap to 8 bits after every op; nor on 64-bit ones.)
+        while op in FUSABLE and len(outputs) == 1 and outputs[0].id not in output_names \
+                and outputs[0].dtype not in ("int8", "uint8", "int64", "uint64"):
             after = readers.get(outputs[0].id, [])
             if not (len(after) == 1 and after[0].op.name in ACTIVATIONS and after[0].inputs[0] is outputs[0]):
                 break
@@ -143,16 +184,20 @@ def plan_graph(graph, limits: dict) -> GpuPlan:
             skip.add(id(act))
             plan.ops[act.op.name] += 1
             plan.fused += 1
-        call = Call(op, node.kernel_params(), list(node.inputs), outputs, node.label, activation)
-        steps = template(call)
-        for o in node.inputs:  # inputs get their slots before the outputs take free ones
+        inputs, views, unpacks, packs = widen(node, op, outputs)
+        call = Call(op, node.kernel_params(), inputs, views, node.label, activation)
+        steps = [*unpacks, *template(call), *packs]
+        for o, v in zip(node.inputs, inputs):  # inputs get their slots before the outputs take free ones
             if o is not None:
-                slot_for(o)
+                slot_for(v if isinstance(v, Wide) and v.kind == "constant" else o)
+        scratch: dict = {}  # id(Scratch) -> slot, for this node's steps
         for step in steps:
             bindings = []
             for b in step.bindings:
-                if isinstance(b, Scratch):  # pragma: no cover - no template needs one yet
-                    bindings.append(plan.slot(b.nbytes, "temp"))
+                if isinstance(b, Scratch):
+                    if id(b) not in scratch:
+                        scratch[id(b)] = plan.slot(b.nbytes, "temp")
+                    bindings.append(scratch[id(b)])
                 else:
                     bindings.append(slot_for(b))
             plan.steps.append([plan.shader(with_helpers(step.wgsl)), bindings, step.dispatch, node.label or op])
@@ -160,10 +205,14 @@ def plan_graph(graph, limits: dict) -> GpuPlan:
         # Values read for the last time here free their temp slots.
         done = {o.id for o in node.inputs if o is not None and last_read.get(o.id) == i}
         done.update(absorbed)
+        done.update(v.id for v in [*inputs, *views] if isinstance(v, Wide) and v.kind != "constant")
+        free.extend((plan.slots[s]["bytes"], s) for s in scratch.values())
         for oid in done:
             s = slot_of.get(oid)
             if s is not None and plan.slots[s]["kind"] == "temp":
                 free.append((plan.slots[s]["bytes"], s))
+                if isinstance(oid, tuple):  # a node's wide view: the next node makes its own
+                    del slot_of[oid]
     # An operand named as several outputs: copy it into the others.
     for oid, names in output_names.items():
         if oid not in slot_of:

@@ -18,14 +18,18 @@ MAX_GROUPS = 65535  # WebGPU's default maxComputeWorkgroupsPerDimension
 TYPES = {"float32": "f32", "int32": "i32", "uint32": "u32"}
 
 
-# Data types a plan may hold in its buffers: the 4-byte ones, and uint8 packed
-# four to a u32 word (only the kernels in kernels/logical.py take it).
-BUFFER_TYPES = (*TYPES, "uint8")
+# Data types a plan may hold in its buffers: the 4-byte ones, and the others
+# as their bytes lie (kernels/packing.py): float16, int8, uint8, int4, uint4
+# packed into u32 words, int64/uint64 as two words.
+ITEM_BITS = {"float32": 32, "int32": 32, "uint32": 32, "float16": 16, "int8": 8, "uint8": 8,
+             "int64": 64, "uint64": 64, "int4": 4, "uint4": 4}
+BUFFER_TYPES = tuple(ITEM_BITS)
+OUTPUT_TYPES = BUFFER_TYPES
 
 
 def buffer_bytes(dtype: str, shape) -> int:
     """A buffer's size: the tensor's bytes, rounded up to whole words (at least one)."""
-    n = count(shape) * (1 if dtype == "uint8" else 4)
+    n = -(-count(shape) * ITEM_BITS[dtype] // 8)
     return max(4, -(-n // 4) * 4)
 
 

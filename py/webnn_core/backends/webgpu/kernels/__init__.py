@@ -2,11 +2,11 @@
 name to its template (see common.py for what a template gets and returns)."""
 from __future__ import annotations
 
-from . import conv, copy, elementwise, linalg, logical, normalization, pool, reduce
-from .common import Call, Decline, Scratch, Step
+from . import conv, copy, elementwise, linalg, logical, normalization, pool, quantize, recurrent, reduce
+from .common import Call, Decline, Literal, Scratch, Step
 
 KERNELS = {}
-for _family in (elementwise, logical, linalg, conv, pool, reduce, normalization, copy):
+for _family in (elementwise, logical, linalg, conv, pool, reduce, normalization, copy, quantize, recurrent):
     KERNELS.update(_family.KERNELS)
 
 # Element-wise unary ops the planner may fuse onto a node as its epilogue,
@@ -14,4 +14,4 @@ for _family in (elementwise, logical, linalg, conv, pool, reduce, normalization,
 ACTIVATIONS = frozenset(elementwise.UNARY_OPS)
 ELEMENTWISE = frozenset(elementwise.UNARY_OPS) | frozenset(elementwise.BINARY_OPS) | {"prelu"}
 
-__all__ = ["ACTIVATIONS", "Call", "ELEMENTWISE", "Decline", "KERNELS", "Scratch", "Step"]
+__all__ = ["ACTIVATIONS", "Call", "ELEMENTWISE", "Decline", "KERNELS", "Literal", "Scratch", "Step"]

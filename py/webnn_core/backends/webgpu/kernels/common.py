@@ -15,12 +15,30 @@ class Decline(Exception):
 
 
 class Scratch:
-    """A temporary buffer a template needs between its own steps."""
+    """A temporary buffer a template needs between its own steps (one slot per
+    Scratch object for the node's steps, freed after the node)."""
 
     __slots__ = ("nbytes",)
 
     def __init__(self, nbytes: int):
         self.nbytes = int(nbytes)
+
+
+class Literal:
+    """Small constant data a template bakes into a buffer rather than into its
+    shader text (e.g. the time step of a recurrent step), so that steps
+    differing only in it share one shader and one pipeline."""
+
+    __slots__ = ("array", "id", "kind", "dtype", "shape")
+
+    def __init__(self, values):
+        import numpy as np
+
+        self.array = np.asarray(values, dtype=np.uint32).reshape(-1)
+        self.id = ("literal", *self.array.tolist())  # equal values share one buffer
+        self.kind = "constant"
+        self.dtype = "uint32"
+        self.shape = (self.array.size,)
 
 
 class Call:

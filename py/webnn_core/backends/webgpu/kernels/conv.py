@@ -92,4 +92,65 @@ def conv2d(call: Call) -> list:
     return [Step(text, [*operands, out], d)]
 
 
-KERNELS = {"conv2d": conv2d}
+def conv_transpose2d(call: Call) -> list:
+    """One thread per output element, gathering: output row oy takes input row
+    iy where oy + padTop = iy * stride + ky * dilation (and so for columns);
+    input channel ch belongs to group ch * groups / C (the numpy kernel's rule)."""
+    call.require(("float32",))
+    x, w = call.inputs[:2]
+    bias = call.inputs[2] if len(call.inputs) > 2 else None
+    out, = call.outputs
+    a = call.attrs
+    layout = a["layout"]
+    _, c, h, wd = (x.shape[p] for p in LAYOUT_AXES[layout])
+    perm = a["filter_perm"]
+    _, og, kh, kw = (w.shape[p] for p in perm)
+    fst = wgsl.strides(w.shape)
+    wi, wo, wy, wx = (fst[p] for p in perm)
+    xn, xc, xh, xw = nchw_strides(x.shape, layout)
+    groups = a["groups"]
+    sh, sw = a["strides"]
+    dh, dw = a["dilations"]
+    pt, _, pl, _ = a["padding"]
+    code, coords = wgsl.unravel("i", out.shape)
+    names = {LAYOUT_AXES[layout][k]: v for k, v in enumerate("n c y x".split())}
+    lets = "\n".join(f"  let o{names[d]} = {coords[d]};" for d in range(4))
+    total = wgsl.count(out.shape)
+    d = wgsl.dispatch_1d(total)
+    init = "b_[oc]" if bias is not None else "0.0"
+    body = f"""{code}
+{lets}
+  let g = oc / {og}u;
+  let ocg = oc % {og}u;
+  let lo = (g * {c}u + {groups - 1}u) / {groups}u;
+  let hi = min(((g + 1u) * {c}u + {groups - 1}u) / {groups}u, {c}u);
+  var acc: f32 = {init};
+  for (var ky = 0u; ky < {kh}u; ky = ky + 1u) {{
+    let ty = i32(oy) + {pt} - i32(ky * {dh}u);
+    if (ty < 0 || ty % {sh} != 0) {{ continue; }}
+    let iy = ty / {sh};
+    if (iy >= {h}) {{ continue; }}
+    for (var kx = 0u; kx < {kw}u; kx = kx + 1u) {{
+      let tx = i32(ox) + {pl} - i32(kx * {dw}u);
+      if (tx < 0 || tx % {sw} != 0) {{ continue; }}
+      let ix = tx / {sw};
+      if (ix >= {wd}) {{ continue; }}
+      let xb = on * {xn}u + u32(iy) * {xh}u + u32(ix) * {xw}u;
+      let wb = ocg * {wo}u + ky * {wy}u + kx * {wx}u;
+      for (var ch = lo; ch < hi; ch = ch + 1u) {{
+        acc = acc + x_[xb + ch * {xc}u] * w_[wb + ch * {wi}u];
+      }}
+    }}
+  }}
+  y[i] = act_(acc);"""
+    bindings = [("x_", "f32", False), ("w_", "f32", False)]
+    operands = [x, w]
+    if bias is not None:
+        bindings.append(("b_", "f32", False))
+        operands.append(bias)
+    bindings.append(("y", "f32", True))
+    text = "\n".join([wgsl.header(bindings), activation_fn(call, "float32"), wgsl.elementwise_main(total, body, d)])
+    return [Step(text, [*operands, out], d)]
+
+
+KERNELS = {"conv2d": conv2d, "convTranspose2d": conv_transpose2d}

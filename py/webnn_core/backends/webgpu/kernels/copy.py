@@ -1,6 +1,6 @@
 """Data movement: reshape, identity copies, transpose, expand, slice, split,
-concat, pad (constant), tile, reverse, gather and gatherElements (int32 or
-uint32 indices). Every element is 4 bytes wide, so
+concat, pad (every mode), tile, reverse, triangular, gather, gatherElements,
+gatherND, scatterElements and scatterND (int32 or uint32 indices). Every element is 4 bytes wide, so
 these copy u32 words whatever the data type. Gather form (one thread per
 output element computing its source coordinates) except concat, which
 scatters each input into its place."""
@@ -32,7 +32,8 @@ def _gather(src, dst, source_coords, valid=None, fill="0u") -> Step:
 
 
 def flat_copy(src, dst) -> Step:
-    n = wgsl.count(dst.shape)
+    """Word for word (any data type: packed ones included)."""
+    n = wgsl.buffer_bytes(dst.dtype, dst.shape) // 4
     d = wgsl.dispatch_1d(n)
     text = "\n".join([wgsl.header([("x_", "u32", False), ("y", "u32", True)]),
                       wgsl.elementwise_main(n, "  y[i] = x_[i];", d)])
@@ -40,7 +41,6 @@ def flat_copy(src, dst) -> Step:
 
 
 def reshape(call: Call) -> list:
-    _check(call)
     return [flat_copy(call.inputs[0], call.outputs[0])]
 
 
@@ -103,17 +103,46 @@ def concat(call: Call) -> list:
     return steps
 
 
+def _mirror(v: str, begin: int, size: int, mode: str) -> str:
+    """The input coordinate (u32) output coordinate `v` reads in a mirrored
+    or edge padding mode (numpy's reflect / symmetric / edge, any width)."""
+    p = f"(i32({v}) - {begin})"
+    if size == 1 or mode == "edge":
+        return f"u32(clamp({p}, 0, {size - 1}))"
+    if mode == "reflection":  # period 2(size-1), the edge not repeated
+        period = 2 * (size - 1)
+        m = f"(({p} % {period} + {period}) % {period})"
+        return f"u32(select({m}, {period} - {m}, {m} >= {size}))"
+    period = 2 * size  # symmetric: the edge repeated
+    m = f"(({p} % {period} + {period}) % {period})"
+    return f"u32(select({m}, {period - 1} - {m}, {m} >= {size}))"
+
+
 def pad(call: Call) -> list:
     _check(call)
-    if call.attrs["mode"] != "constant":
-        raise Decline(f"pad mode {call.attrs['mode']} has no WGSL kernel")
     x, = call.inputs
     pads = call.attrs["pads"]
+    mode = call.attrs["mode"]
+    if mode != "constant":
+        return [_gather(x, call.outputs[0], lambda c: [_mirror(v, b, size, mode) if size > 1 or b else v
+                                                       for v, (b, _), size in zip(c, pads, x.shape)])]
     fill = f"bitcast<u32>({wgsl.literal(call.attrs['value'], x.dtype)})"
     src = lambda c: [f"({v} - {b}u)" for v, (b, _) in zip(c, pads)]  # noqa: E731
     valid = lambda c: " && ".join([f"{v} >= {b}u && {v} < {b + size}u"  # noqa: E731
                                    for v, (b, _), size in zip(c, pads, x.shape)] or ["true"])
     return [_gather(x, call.outputs[0], src, valid, fill)]
+
+
+def triangular(call: Call) -> list:
+    _check(call)
+    x, = call.inputs
+    out, = call.outputs
+    diagonal, upper = call.attrs["diagonal"], call.attrs["upper"]
+
+    def keep(c):
+        offset = f"(i32({c[-1]}) - i32({c[-2]}))"
+        return f"{offset} {'>=' if upper else '<='} {diagonal}"
+    return [_gather(x, out, lambda c: list(c), keep, "0u")]
 
 
 def tile(call: Call) -> list:
@@ -131,12 +160,95 @@ def reverse(call: Call) -> list:
                                                    for d, (v, size) in enumerate(zip(c, x.shape))])]
 
 
-def _index(call: Call, value: str, dim: int) -> str:
+def _index(call: Call, value: str, dim: int, indices=None) -> str:
     """An index read from the indices operand, wrapped once if negative, then
     clamped into [0, dim - 1] (the ops' rule, py/webnn_core/ops/indexing.py)."""
-    if call.inputs[1].dtype == "int32":
+    if (indices or call.inputs[1]).dtype == "int32":
         return f"u32(clamp(select({value}, {value} + {dim}i, {value} < 0i), 0i, {dim - 1}i))"
     return f"min({value}, {dim - 1}u)"
+
+
+def _indices_type(call: Call, indices):
+    if indices.dtype not in ("int32", "uint32"):
+        raise Decline(f"{call.op} with {indices.dtype} indices has no WGSL kernel")
+    return wgsl.wgsl_type(indices.dtype)
+
+
+def gather_nd(call: Call) -> list:
+    x, indices = call.inputs
+    for operand in (x, *call.outputs):
+        if operand.dtype not in wgsl.TYPES:
+            raise Decline(f"{call.op} on {operand.dtype} has no WGSL kernel")
+    out, = call.outputs
+    ity = _indices_type(call, indices)
+    k = call.attrs["k"]
+    inner = wgsl.count(x.shape[k:])
+    xst = wgsl.strides(x.shape)
+    n = wgsl.count(out.shape)
+    d = wgsl.dispatch_1d(n)
+    lines = [f"  let row = i / {inner}u;", f"  var at = i % {inner}u;"]
+    for j in range(k):
+        lines.append(f"  let k{j} = idx_[row * {k}u + {j}u];")
+        lines.append(f"  at = at + {_index(call, f'k{j}', x.shape[j])} * {xst[j]}u;")
+    lines.append("  y[i] = x_[at];")
+    text = "\n".join([wgsl.header([("x_", "u32", False), ("idx_", ity, False), ("y", "u32", True)]),
+                      wgsl.elementwise_main(n, "\n".join(lines), d)])
+    return [Step(text, [x, indices, out], d)]
+
+
+def _scatter(call: Call, target_of) -> list:
+    """A copy of the input, then each output element takes the last update
+    addressed to it (numpy's order: later updates win), found by scanning the
+    updates backwards: deterministic, no two threads write one element.
+    `target_of(u)` gives (WGSL lines, flat output index `t`) of update u."""
+    x, indices, updates = call.inputs
+    out, = call.outputs
+    for operand in (x, updates, out):
+        if operand.dtype not in wgsl.TYPES:
+            raise Decline(f"{call.op} on {operand.dtype} has no WGSL kernel")
+    ity = _indices_type(call, indices)
+    n = wgsl.count(out.shape)
+    m = wgsl.count(updates.shape)
+    d = wgsl.dispatch_1d(n)
+    code, target = target_of("u")
+    body = f"""  var v = x_[i];
+  for (var j = 0u; j < {m}u; j = j + 1u) {{
+    let u = {m - 1}u - j;
+{code}
+    if ({target} == i) {{ v = upd_[u]; break; }}
+  }}
+  y[i] = v;"""
+    text = "\n".join([wgsl.header([("x_", "u32", False), ("idx_", ity, False), ("upd_", "u32", False),
+                                   ("y", "u32", True)]), wgsl.elementwise_main(n, body, d)])
+    return [Step(text, [x, indices, updates, out], d)]
+
+
+def scatter_elements(call: Call) -> list:
+    x, indices, _ = call.inputs
+    axis = call.attrs["axis"]
+    xst = wgsl.strides(x.shape)
+
+    def target_of(u):
+        code, coords = wgsl.unravel(u, indices.shape, "s")
+        coords = list(coords)
+        coords[axis] = f"{_index(call, 'q', x.shape[axis])}"
+        return f"{code}\n    let q = idx_[{u}];", wgsl.dot(coords, xst)
+    return _scatter(call, target_of)
+
+
+def scatter_nd(call: Call) -> list:
+    x, indices, _ = call.inputs
+    k = call.attrs["k"]
+    inner = wgsl.count(x.shape[k:])
+    xst = wgsl.strides(x.shape)
+
+    def target_of(u):
+        lines = [f"    let row = {u} / {inner}u;", f"    var t = {u} % {inner}u;"]
+        for j in range(k):
+            lines.append(f"    let k{j} = idx_[row * {k}u + {j}u];")
+            lines.append(f"    t = t + {_index(call, f'k{j}', x.shape[j])} * {xst[j]}u;")
+        return "\n".join(lines), "t"
+    return _scatter(call, target_of)
 
 
 def _gather_like(call: Call, index_of) -> list:
@@ -172,5 +284,6 @@ def gather_elements(call: Call) -> list:
     return _gather_like(call, lambda c, axis: (c[:axis] + ["j"] + c[axis + 1:], wgsl.dot(c, wgsl.strides(indices.shape))))
 
 
-KERNELS = {"gather": gather, "gatherElements": gather_elements, "reshape": reshape, "transpose": transpose, "expand": expand, "slice": slice_, "split": split,
+KERNELS = {"gather": gather, "gatherElements": gather_elements, "gatherND": gather_nd,
+           "scatterElements": scatter_elements, "scatterND": scatter_nd, "triangular": triangular, "reshape": reshape, "transpose": transpose, "expand": expand, "slice": slice_, "split": split,
            "concat": concat, "pad": pad, "tile": tile, "reverse": reverse}

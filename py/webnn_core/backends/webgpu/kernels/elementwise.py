@@ -10,7 +10,9 @@ transcendental results may differ by a few ulp.
 from __future__ import annotations
 
 from .. import wgsl
+from . import int64
 from .common import Call, Decline, Step
+from .packing import HELPERS as PACKING_HELPERS
 
 # Helper functions a shader may call; `with_helpers` adds those it names.
 HELPERS = {
@@ -46,16 +48,29 @@ HELPERS = {
   if (floor(b) != b) { return bitcast<f32>(NAN_); }
   return select(r, -r, abs(b % 2.0) == 1.0);
 }""",
+    "tan_": """fn tan_(x: f32) -> f32 {
+  // WGSL's tan may be as loose as sin/cos (2^-11 absolute): near the poles that is far
+  // off. Reduce by multiples of pi/2 in three parts (Cody-Waite, Cephes' constants),
+  // then Cephes' tanf polynomial on [-pi/4, pi/4]; odd multiples give -1/tan.
+  let k = round(x * 0.6366197723675814);
+  let y = ((x - k * 1.5703125) - k * 4.837512969970703125e-4) - k * 7.54978995489188216e-8;
+  let z = y * y;
+  let t = (((((9.38540185543e-3 * z + 3.11992232697e-3) * z + 2.44301354525e-2) * z + 5.34112807005e-2) * z
+           + 1.33387994085e-1) * z + 3.33331568548e-1) * z * y + y;
+  return select(t, -1.0 / t, (i32(k) & 1) != 0);
+}""",
     "sign_": """fn sign_(x: f32) -> f32 {
   if ((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u) { return x; }
   return sign(x);
 }""",
+    **PACKING_HELPERS,
+    **int64.HELPERS,
 }
 
 # Float unary ops: a WGSL expression of `x`.
 FLOAT_UNARY = {
     "abs": "abs(x)", "neg": "-x", "ceil": "ceil(x)", "floor": "floor(x)", "roundEven": "round(x)",
-    "exp": "exp(x)", "log": "log(x)", "sqrt": "sqrt(x)", "sin": "sin(x)", "cos": "cos(x)", "tan": "tan(x)",
+    "exp": "exp(x)", "log": "log(x)", "sqrt": "sqrt(x)", "sin": "sin(x)", "cos": "cos(x)", "tan": "tan_(x)",
     "reciprocal": "1.0 / x", "sign": "sign_(x)", "identity": "x", "erf": "erf_(x)",
     "relu": "select(x, 0.0, x < 0.0)", "sigmoid": "1.0 / (1.0 + exp(-x))", "tanh": "tanh_(x)",
     "gelu": "0.5 * x * (1.0 + erf_(x * 0.70710678118654752))",
@@ -98,10 +113,13 @@ def unary_expr(op: str, attrs: dict, dtype: str) -> str:
 
 
 def with_helpers(text: str) -> str:
-    """A shader's text with the helper functions it calls, each defined once
-    (the planner applies this to every shader)."""
-    needed = [body for name, body in HELPERS.items() if f"{name}(" in text and f"fn {name}(" not in text]
-    return "\n".join([*needed, text]) if needed else text
+    """A shader's text with the helper functions it calls (and those they
+    call), each defined once (the planner applies this to every shader)."""
+    while True:
+        needed = [body for name, body in HELPERS.items() if f"{name}(" in text and f"fn {name}(" not in text]
+        if not needed:
+            return text
+        text = "\n".join([*needed, text])
 
 
 def activation_fn(call: Call, dtype: str) -> str:
@@ -124,6 +142,8 @@ def unary(call: Call) -> list:
     x, = call.inputs
     out, = call.outputs
     dtype = x.dtype
+    if call.op == "clamp" and dtype in int64.INT64 and not call.activation:
+        return int64.clamp64(call)
     if dtype not in wgsl.TYPES:
         raise Decline(f"{call.op} on {dtype} has no WGSL kernel")
     expr = unary_expr(call.op, call.attrs, dtype)
@@ -179,12 +199,21 @@ def binary(call: Call) -> list:
 def cast(call: Call) -> list:
     x, = call.inputs
     out, = call.outputs
+    if x.dtype in int64.INT64 or out.dtype in int64.INT64:
+        return int64.cast64(call)
     if x.dtype not in wgsl.TYPES or out.dtype not in wgsl.TYPES:
         raise Decline(f"cast from {x.dtype} to {out.dtype} has no WGSL kernel")
     src, dst = wgsl.wgsl_type(x.dtype), wgsl.wgsl_type(out.dtype)
     if x.dtype == "float32":
-        # WebNN: truncate toward zero, NaN -> 0, saturate (WGSL's f32 -> int conversion saturates).
-        value = f"select({dst}(v), {wgsl.literal(0, out.dtype)}, {wgsl.is_nan('v')})" if dst != "f32" else "v"
+        # WebNN: truncate toward zero, NaN -> 0, saturate (WGSL's f32 -> int conversion saturates;
+        # a packed int8/uint8 result saturates to its own range first).
+        narrow = getattr(out, "narrow", out.dtype)
+        lo_hi = {"int8": ("-128.0", "127.0"), "uint8": ("0.0", "255.0")}.get(narrow)
+        clamped = f"clamp(v, {lo_hi[0]}, {lo_hi[1]})" if lo_hi else "v"
+        # WGSL saturates to the largest f32 below 2^31 / 2^32: the integer maximum must be set.
+        top = {"i32": ("2147483648.0", "2147483647i"), "u32": ("4294967296.0", "4294967295u")}.get(dst)
+        converted = f"select({dst}({clamped}), {top[1]}, v >= {top[0]})" if top and not lo_hi else f"{dst}({clamped})"
+        value = f"select({converted}, {wgsl.literal(0, out.dtype)}, {wgsl.is_nan('v')})" if dst != "f32" else "v"
     else:
         value = f"{dst}(v)" if src != dst else "v"  # int -> int: two's complement bits; int -> f32 rounds
         if {src, dst} == {"i32", "u32"}:

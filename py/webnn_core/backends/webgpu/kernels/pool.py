@@ -1,4 +1,4 @@
-"""averagePool2d, l2Pool2d, maxPool2d: one thread per output element. Cells
+"""averagePool2d, l2Pool2d, maxPool2d and resample2d: one thread per output element. Cells
 outside the input (padding, and the overhang of ceil-rounded windows) are
 skipped: they count in no average and never win a max, as in the numpy
 kernels (a window wholly outside averages to 0, maxes to the lowest value)."""
@@ -62,4 +62,47 @@ def pool2d(call: Call) -> list:
     return [Step(text, [x, out], d)]
 
 
-KERNELS = {"averagePool2d": pool2d, "l2Pool2d": pool2d, "maxPool2d": pool2d}
+def resample2d(call: Call) -> list:
+    """One thread per output element. Nearest: source index ceil(u - 0.5) of
+    the half-pixel coordinate u, in exact integers as the numpy kernel does;
+    linear: separable bilinear weights in f32 (the numpy kernel uses float64)."""
+    call.require(("float32",))
+    x, = call.inputs
+    out, = call.outputs
+    axes, sizes = call.attrs["axes"], call.attrs["sizes"]
+    code, coords = wgsl.unravel("i", out.shape)
+    coords = [c if c != "0u" else "0u" for c in coords]
+    xst = wgsl.strides(x.shape)
+    lines = [code]
+    for k, (a, m) in enumerate(zip(axes, sizes)):
+        n = x.shape[a]
+        o = coords[a] if out.shape[a] > 1 else "0u"
+        if call.attrs["mode"] == "nearest-neighbor":
+            lines.append(f"  let num{k} = (2 * i32({o}) + 1) * {n} - {2 * m};")
+            lines.append(f"  let s{k} = u32(clamp(select(num{k} / {2 * m}, (num{k} + {2 * m - 1}) / {2 * m}, num{k} >= 0),"
+                         f" 0, {n - 1}));")
+        else:
+            lines.append(f"  let p{k} = clamp((f32({o}) + 0.5) * {wgsl.literal(n / m, 'float32')} - 0.5, 0.0, "
+                         f"{wgsl.literal(n - 1, 'float32')});")
+            lines.append(f"  let lo{k} = u32(floor(p{k}));")
+            lines.append(f"  let hi{k} = min(lo{k} + 1u, {n - 1}u);")
+            lines.append(f"  let t{k} = p{k} - f32(lo{k});")
+
+    def at(first, second):
+        c = list(coords)
+        c[axes[0]], c[axes[1]] = first, second
+        return f"x_[{wgsl.dot(c, xst)}]"
+    if call.attrs["mode"] == "nearest-neighbor":
+        lines.append(f"  y[i] = {at('s0', 's1')};")
+    else:
+        lines.append(f"  let r0 = {at('lo0', 'lo1')} * (1.0 - t1) + {at('lo0', 'hi1')} * t1;")
+        lines.append(f"  let r1 = {at('hi0', 'lo1')} * (1.0 - t1) + {at('hi0', 'hi1')} * t1;")
+        lines.append("  y[i] = r0 * (1.0 - t0) + r1 * t0;")
+    total = wgsl.count(out.shape)
+    d = wgsl.dispatch_1d(total)
+    text = "\n".join([wgsl.header([("x_", "f32", False), ("y", "f32", True)]),
+                      wgsl.elementwise_main(total, "\n".join(lines), d)])
+    return [Step(text, [x, out], d)]
+
+
+KERNELS = {"resample2d": resample2d, "averagePool2d": pool2d, "l2Pool2d": pool2d, "maxPool2d": pool2d}

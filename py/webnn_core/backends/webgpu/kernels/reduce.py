@@ -1,5 +1,5 @@
-"""Reductions and softmax: one thread per output element (per row for
-softmax), looping over the reduced elements in place. Floats accumulate in
+"""Reductions, softmax and cumulativeSum: one thread per output element (per
+row for softmax and cumulativeSum), looping over the reduced elements in place. Floats accumulate in
 f32 (the numpy kernels use float64 and round once: results may differ in
 the last bits); integer sums and products wrap like the numpy kernels."""
 from __future__ import annotations
@@ -122,4 +122,31 @@ def arg_min_max(call: Call) -> list:
     return [Step(text, [x, out], dsp)]
 
 
-KERNELS = {**{op: reduce for op in REDUCTIONS}, "softmax": softmax, "argMin": arg_min_max, "argMax": arg_min_max}
+def cumulative_sum(call: Call) -> list:
+    """One thread per line along the axis, summing in order (f32; integers wrap)."""
+    x, = call.inputs
+    out, = call.outputs
+    if x.dtype not in wgsl.TYPES:
+        raise Decline(f"{call.op} on {x.dtype} has no WGSL kernel")
+    ty = wgsl.wgsl_type(x.dtype)
+    axis = call.attrs["axis"]
+    size = x.shape[axis]
+    inner = wgsl.count(x.shape[axis + 1:])
+    lines = wgsl.count(x.shape) // max(1, size)
+    dsp = wgsl.dispatch_1d(lines)
+    order = f"{size - 1}u - k" if call.attrs["reversed"] else "k"
+    if call.attrs["exclusive"]:
+        step = "    y[at] = acc;\n    acc = acc + x_[at];"
+    else:
+        step = "    acc = acc + x_[at];\n    y[at] = acc;"
+    body = f"""  let base = (i / {inner}u) * {size * inner}u + i % {inner}u;
+  var acc: {ty} = {wgsl.literal(0, x.dtype)};
+  for (var k = 0u; k < {size}u; k = k + 1u) {{
+    let at = base + ({order}) * {inner}u;
+{step}
+  }}"""
+    text = "\n".join([wgsl.header([("x_", ty, False), ("y", ty, True)]), wgsl.elementwise_main(lines, body, dsp)])
+    return [Step(text, [x, out], dsp)]
+
+
+KERNELS = {**{op: reduce for op in REDUCTIONS}, "softmax": softmax, "cumulativeSum": cumulative_sum, "argMin": arg_min_max, "argMax": arg_min_max}

@@ -1,0 +1,124 @@
+"""cast and clamp on int64/uint64 operands, exactly, on their two words
+(low word first): the cases a 32-bit view would get wrong (packing.py
+int64_mode). Floats convert with one rounding (to nearest even) in either
+direction; integers extend by the source's signedness and wrap to the low
+bits, as numpy's astype."""
+from __future__ import annotations
+
+from .. import wgsl
+from .common import Call, Decline, Step
+
+INT64 = ("int64", "uint64")
+
+HELPERS = {
+    "u64_to_float_": """fn u64_to_float_(lo: u32, hi: u32, p: u32) -> f32 {
+  // The magnitude hi:lo rounded to p significant bits (24: f32, 11: f16), nearest even.
+  var n = 0u;
+  if (hi != 0u) { n = 64u - countLeadingZeros(hi); } else { n = 32u - countLeadingZeros(lo); }
+  if (n <= p) { return f32(hi) * 4294967296.0 + f32(lo); }
+  let s = n - p;
+  var m = 0u;
+  if (s >= 32u) { m = hi >> (s - 32u); } else { m = (lo >> s) | (hi << (32u - s)); }
+  let k = s - 1u;  // the first dropped bit
+  var half = false;
+  var sticky = false;
+  if (k >= 32u) {
+    half = ((hi >> (k - 32u)) & 1u) == 1u;
+    sticky = lo != 0u || (hi & ((1u << (k - 32u)) - 1u)) != 0u;
+  } else {
+    half = ((lo >> k) & 1u) == 1u;
+    sticky = (lo & ((1u << k) - 1u)) != 0u;
+  }
+  if (half && (sticky || (m & 1u) == 1u)) { m = m + 1u; }
+  return ldexp(f32(m), i32(s));
+}""",
+    "i64_to_float_": """fn i64_to_float_(lo: u32, hi: u32, p: u32) -> f32 {
+  if ((hi >> 31u) == 0u) { return u64_to_float_(lo, hi, p); }
+  let l = ~lo + 1u;
+  let h = ~hi + select(0u, 1u, l == 0u);
+  return -u64_to_float_(l, h, p);
+}""",
+    "float_to_64_": """fn float_to_64_(v: f32, signed: bool) -> vec2<u32> {
+  // Truncate toward zero, NaN -> 0, saturate to the 64-bit range: [low word, high word].
+  if ((bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u) { return vec2<u32>(0u, 0u); }
+  let t = trunc(v);
+  if (signed) {
+    if (t >= 9223372036854775808.0) { return vec2<u32>(0xffffffffu, 0x7fffffffu); }
+    if (t <= -9223372036854775808.0) { return vec2<u32>(0u, 0x80000000u); }
+  } else {
+    if (t <= 0.0) { return vec2<u32>(0u, 0u); }
+    if (t >= 18446744073709551616.0) { return vec2<u32>(0xffffffffu, 0xffffffffu); }
+  }
+  let a = abs(t);
+  let hf = floor(a / 4294967296.0);
+  var h = u32(hf);
+  var l = u32(a - hf * 4294967296.0);  // exact: a multiple of a's ulp below 2^32
+  if (t < 0.0) {
+    l = ~l + 1u;
+    h = ~h + select(0u, 1u, l == 0u);
+  }
+  return vec2<u32>(l, h);
+}""",
+}
+
+
+def _narrow(operand) -> str:
+    return getattr(operand, "narrow", operand.dtype)
+
+
+def cast64(call: Call) -> list:
+    x, = call.inputs
+    out, = call.outputs
+    n = wgsl.count(out.shape)
+    d = wgsl.dispatch_1d(n)
+    signed_in = _narrow(x) in ("int64", "int32", "int8", "int4")
+    if x.dtype in INT64:
+        read = "  let lo = x_[2u * i];\n  let hi = x_[2u * i + 1u];"
+        if out.dtype in INT64:
+            body = f"{read}\n  y[2u * i] = lo;\n  y[2u * i + 1u] = hi;"  # same bits, as astype wraps
+            ty = "u32"
+        elif out.dtype == "float32":
+            p = 11 if _narrow(out) == "float16" else 24
+            fn = "i64_to_float_" if x.dtype == "int64" else "u64_to_float_"
+            body = f"{read}\n  y[i] = {fn}(lo, hi, {p}u);"
+            ty = "f32"
+        else:  # to 32 bits or fewer: the low word (a packed int8/uint8 keeps its low byte)
+            ty = wgsl.wgsl_type(out.dtype)
+            body = f"{read}\n  y[i] = {'bitcast<i32>(lo)' if ty == 'i32' else 'lo'};"
+        text = "\n".join([wgsl.header([("x_", "u32", False), ("y", ty, True)]), wgsl.elementwise_main(n, body, d)])
+        return [Step(text, [x, out], d)]
+    if out.dtype not in INT64 or x.dtype not in wgsl.TYPES:
+        raise Decline(f"cast from {x.dtype} to {out.dtype} has no WGSL kernel")
+    src = wgsl.wgsl_type(x.dtype)
+    if src == "f32":
+        body = f"  let w = float_to_64_(x_[i], {'true' if out.dtype == 'int64' else 'false'});"
+    elif signed_in:  # sign-extend
+        body = "  let w = vec2<u32>(bitcast<u32>(x_[i]), select(0u, 0xffffffffu, x_[i] < 0i));"
+    else:
+        body = "  let w = vec2<u32>(x_[i], 0u);"
+    body += "\n  y[2u * i] = w.x;\n  y[2u * i + 1u] = w.y;"
+    text = "\n".join([wgsl.header([("x_", src, False), ("y", "u32", True)]), wgsl.elementwise_main(n, body, d)])
+    return [Step(text, [x, out], d)]
+
+
+def clamp64(call: Call) -> list:
+    """Two-word comparisons against the bounds (signed high words for int64)."""
+    x, = call.inputs
+    out, = call.outputs
+    signed = x.dtype == "int64"
+    n = wgsl.count(out.shape)
+    d = wgsl.dispatch_1d(n)
+    hi_t = "bitcast<i32>" if signed else ""
+    lines = ["  var lo = x_[2u * i];", "  var hi = x_[2u * i + 1u];"]
+    for key, op in (("min", "<"), ("max", ">")):
+        bound = call.attrs.get(key)
+        if bound is None:
+            continue
+        bits = int(bound) & 0xFFFFFFFFFFFFFFFF
+        blo, bhi = bits & 0xFFFFFFFF, bits >> 32
+        lines.append(f"  if ({hi_t}(hi) {op} {hi_t}({bhi}u) || (hi == {bhi}u && lo {op} {blo}u)) "
+                     f"{{ lo = {blo}u; hi = {bhi}u; }}")
+    lines += ["  y[2u * i] = lo;", "  y[2u * i + 1u] = hi;"]
+    text = "\n".join([wgsl.header([("x_", "u32", False), ("y", "u32", True)]),
+                      wgsl.elementwise_main(n, "\n".join(lines), d)])
+    return [Step(text, [x, out], d)]
