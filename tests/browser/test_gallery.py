@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import MODELS, ROOT
+from conftest import CHROMIUM, CHROMIUM_ARGS, MODELS, ROOT
 
 SHOTS = ROOT / "test-results" / "gallery"
 ENGINE_TIMEOUT = 300_000  # ms: the engine starts in 5-15 s, much more on a loaded machine
@@ -335,7 +335,6 @@ def test_classify_on_the_gpu_device_says_it_ran_on_webgpu(playwright, server):
     """With a WebGPU adapter (SwiftShader here) the gpu device runs SqueezeNet on WebGPU:
     the device switch, the result line and the timings name the adapter and the time."""
     needs_models()
-    from conftest import CHROMIUM, CHROMIUM_ARGS
     browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS + [
         "--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader"])
     try:
