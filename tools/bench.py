@@ -1,6 +1,7 @@
 """Model benchmark in a headless browser (--browser chromium|firefox|webkit): the WebNN
 polyfill side by side with TensorFlow.js (cpu, wasm and webgl backends) on the same
-weights, in the same engine.
+weights, in the same engine; and the gpu rows: the polyfill's gpu device (WebGPU) vs
+TF.js's webgpu backend on the same weights and the same WebGPU adapter.
 
     python3 tools/bench.py [--runs N] [--out bench.json] [--markdown docs/performance.md]
     python3 tools/bench.py --layouts [--runs N]   (only: SqueezeNet NHWC vs NCHW, below)
@@ -20,6 +21,12 @@ filters transposed), NCHW with the cpu backend's layout pass (the default)
 and without it, inferences interleaved: in headless Chromium through the
 public WebNN API (tests/browser/pages/simd.html), then in CPython with the
 native build of the same kernels (tools/bench_kernels.py --layouts).
+
+gpu rows (Chromium): both engines get `--enable-unsafe-webgpu
+--use-webgpu-adapter=swiftshader` (override with $BENCH_WEBGPU_ARGS, e.g. a real
+adapter's switches), so they run on the same adapter, which the table names. They
+go into their own block of the --markdown file (`<!-- bench:begin:gpu ... -->`), so
+`--engines polyfill-gpu,tfjs-webgpu` refreshes them alone.
 
 TF.js is installed from npm into .cache/node/ on first use (pinned versions;
 skipped when already there). A backend that cannot start in this browser is
@@ -48,12 +55,15 @@ from wpt_runner import engines as browser_engines  # noqa: E402
 
 TFJS_VERSION = "4.22.0"
 TFJS_PACKAGES = ["@tensorflow/tfjs-core", "@tensorflow/tfjs-backend-cpu",
-                 "@tensorflow/tfjs-backend-wasm", "@tensorflow/tfjs-backend-webgl"]
+                 "@tensorflow/tfjs-backend-wasm", "@tensorflow/tfjs-backend-webgl",
+                 "@tensorflow/tfjs-backend-webgpu"]
 NODE_DIR = ROOT / ".cache" / "node"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 ENGINE_NAMES = {"chromium": "Chromium", "firefox": "Firefox ESR", "webkit": "WebKitGTK (under Xvfb)"}
 # WebGL without a GPU in Chromium: ANGLE on SwiftShader (TF.js webgl backend)
 WEBGL_ARGS = ["--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
+# WebGPU in headless Chromium for the gpu rows: SwiftShader (CPU-emulated) unless told otherwise.
+WEBGPU_ARGS = os.environ.get("BENCH_WEBGPU_ARGS", "--enable-unsafe-webgpu --use-webgpu-adapter=swiftshader").split()
 MODEL_TITLES = {"squeezenet": "SqueezeNet 1.0", "mobilenetv2": "MobileNetV2 (synthesized logits)"}
 # (key, label, bench page query)
 ENGINES = [
@@ -62,7 +72,11 @@ ENGINES = [
     ("tfjs-cpu", "TF.js cpu", "engine=tfjs&backend=cpu&ops=1"),
     ("tfjs-wasm", "TF.js wasm", "engine=tfjs&backend=wasm&ops=1"),
     ("tfjs-webgl", "TF.js webgl", "engine=tfjs&backend=webgl&ops=1"),
+    ("polyfill-gpu", "WebNN polyfill, gpu device (WebGPU)", "engine=polyfill&device=gpu"),
+    ("tfjs-webgpu", "TF.js webgpu", "engine=tfjs&backend=webgpu"),
 ]
+# The gpu rows: measured against each other, in their own table.
+GPU_ENGINES = ("polyfill-gpu", "tfjs-webgpu")
 
 
 # The start-up table (issue 14): engine start vs TF.js wasm's backend-ready time.
@@ -108,9 +122,9 @@ class Profiles:
             self._pw = sync_playwright().start()
         self.version = None
 
-    def new(self):
-        b = browser_engines.launch(self.engine, playwright=self._pw,
-                           args=WEBGL_ARGS if self.engine == "chromium" else ())
+    def new(self, webgpu: bool = False):
+        args = (WEBGL_ARGS + (WEBGPU_ARGS if webgpu else [])) if self.engine == "chromium" else ()
+        b = browser_engines.launch(self.engine, playwright=self._pw, args=args)
         self.version = self.version or b.version
         return b
 
@@ -136,7 +150,7 @@ def run_engines(base: str, engines_: list, args, progress: Progress) -> dict:
         for key, label, query in engines_:
             progress.log(f"{label} ({args.browser}) ...")
             t = time.time()
-            browser = profiles.new()  # empty profile and HTTP cache: a cold start
+            browser = profiles.new(webgpu=key in GPU_ENGINES)  # empty profile and HTTP cache: a cold start
             page = browser.new_page()
             try:
                 page.goto(f"{base}/bench/?{query}&{common}", timeout=args.page_timeout)
@@ -277,8 +291,54 @@ def why(r: dict) -> str:
     return "unavailable: " + str(r.get("unavailable") or r.get("error")).replace("|", "/").splitlines()[0][:120]
 
 
-def tables(data: dict, models: list) -> str:
+def adapter_name(eng: dict) -> str:
+    """The WebGPU adapter the gpu rows ran on, as the pages named it (one name when both agree)."""
+    names = {(r.get("adapter") or {}).get("name") for k, r in eng.items() if k in GPU_ENGINES and available(r)}
+    names.discard(None)
+    return " / ".join(sorted(names)) or "no adapter"
+
+
+def gpu_table(data: dict, models: list) -> str:
+    """The gpu rows: the polyfill's gpu device vs TF.js webgpu, same weights, same adapter."""
     eng = data["engines"]
+    poly, tf = eng.get("polyfill-gpu", {}), eng.get("tfjs-webgpu", {})
+    adapter = adapter_name(eng)
+    emulated = " — SwiftShader is Chromium's CPU emulation of a GPU, so this measures shaders run as JIT-compiled " \
+               "CPU code, not GPU speed" if "swiftshader" in adapter.lower() else ""
+    kind = " (CPU-emulated)" if emulated else ""
+    out = [f"### gpu: WebNN polyfill's gpu device vs TF.js webgpu (ms), WebGPU adapter: {adapter}{kind}\n",
+           "Both engines on the same adapter, in the same headless Chromium (flags: `" + " ".join(WEBGPU_ARGS) + "`)"
+           f"{emulated}. Inference = write the input, run, read the 1001 probabilities back. "
+           "**polyfill / TF.js** = polyfill gpu median ÷ TF.js webgpu median (above 1: the polyfill is slower). "
+           "**runs on** = what executed the polyfill's graph (`engineStats.kernels.backend`).\n",
+           "| model | polyfill gpu median | min | n | TF.js webgpu median | min | n | polyfill / TF.js | top-1 (polyfill, TF.js) | max \\|Δp\\| | runs on |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|"]
+    for model in models:
+        pm = (poly.get("models") or {}).get(model) if available(poly) else None
+        tm = (tf.get("models") or {}).get(model) if available(tf) else None
+        cells = [MODEL_TITLES.get(model, model)]
+        cells += [fmt(pm["medianMs"]), fmt(pm["minMs"]), str(len(pm["runsMs"]))] if pm else [why(poly) if poly else "not run", "", ""]
+        cells += [fmt(tm["medianMs"]), fmt(tm["minMs"]), str(len(tm["runsMs"]))] if tm else [why(tf) if tf else "not run", "", ""]
+        cells.append(f"**{ratio(pm['medianMs'], tm['medianMs'])}**" if pm and tm else "–")
+        cells.append(", ".join(m["top5"][0]["label"] for m in (pm, tm) if m) or "–")
+        cells.append(f"{max(abs(a - b) for a, b in zip(pm['probabilities'], tm['probabilities'])):.1e}" if pm and tm else "–")
+        backend = (pm or {}).get("backend") or {}
+        if not backend:
+            cells.append("–")
+        elif backend.get("webgpu"):
+            parts = backend.get("partitions") or []
+            cells.append("WebGPU, one GPU graph" + (f", {len(parts)} partition(s)" if parts else ", no partition"))
+        else:
+            cells.append(f"cpu fallback: {str(backend.get('reason'))[:80]}")
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    return "\n".join(out)
+
+
+def tables(data: dict, models: list) -> str:
+    eng = {k: r for k, r in data["engines"].items() if k not in GPU_ENGINES}  # gpu rows: gpu_table()
+    if not eng:
+        return ""
     ref = eng.get("polyfill", {})
     out = []
 
@@ -390,10 +450,12 @@ def machine_line(info: dict) -> str:
             f"TF.js {info['tfjs']}; {info['date']}; commit {info['commit']}; load average at start {info['loadavg_at_start']}")
 
 
-def write_markdown(path: Path, body: str, command: str, info: dict, engine: str = "chromium") -> None:
+def write_markdown(path: Path, body: str, command: str, info: dict, engine: str = "chromium", block: str = "") -> None:
     """Between this engine's markers: `<!-- bench:begin ... -->` / `<!-- bench:end -->` for
-    Chromium, `<!-- bench:begin:ENGINE ... -->` / `<!-- bench:end:ENGINE -->` for the others."""
-    tag = "" if engine == "chromium" else f":{engine}"
+    Chromium, `<!-- bench:begin:ENGINE ... -->` / `<!-- bench:end:ENGINE -->` for the others;
+    `block` names a separate block of that engine (the gpu rows: `bench:begin:gpu`)."""
+    tag = ":".join(x for x in ("" if engine == "chromium" else engine, block) if x)
+    tag = f":{tag}" if tag else ""
     begin, end_marker = f"<!-- bench:begin{tag} ", f"<!-- bench:end{tag} -->"
     block = (f"{begin}(generated by tools/bench.py; edit outside these markers) -->\n"
              f"Command: `{command}`\n\nMachine: {machine_line(info)}\n\n{body}\n{end_marker}")
@@ -444,6 +506,8 @@ def main(argv=None) -> int:
     if unknown:
         p.error(f"unknown engines: {', '.join(sorted(unknown))}")
     engines = [e for e in ENGINES if e[0] in wanted]
+    if args.browser != "chromium":  # the WebGPU switches are Chromium's
+        engines = [e for e in engines if e[0] not in GPU_ENGINES]
 
     if not (ROOT / "dist" / "webnn-polyfill.js").exists():
         print("bench: dist/ is not built: run ./dev build first", file=sys.stderr)
@@ -482,14 +546,18 @@ def main(argv=None) -> int:
 
     body = (startup_table(data["startup"]) if data.get("startup") else "") + (
         tables(data, args.models) if data["engines"] else "")
+    gpu_body = gpu_table(data, args.models) if any(k in data["engines"] for k in GPU_ENGINES) else ""
     print(f"Machine: {machine_line(data['machine'])}\n")
-    print(body)
+    print(body + gpu_body)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(data, indent=1) + "\n")
         log(f"wrote {args.out}")
     if args.markdown:
-        write_markdown(args.markdown, body, command, data["machine"], args.browser)
+        if body.strip():
+            write_markdown(args.markdown, body, command, data["machine"], args.browser)
+        if gpu_body:
+            write_markdown(args.markdown, gpu_body, command, data["machine"], args.browser, block="gpu")
         log(f"wrote {args.markdown}")
     ok = available(data["engines"].get("polyfill", {"error": "not run"})) if "polyfill" in wanted else True
     if args.startup_only:

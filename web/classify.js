@@ -47,13 +47,26 @@ drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.ad
 drop.addEventListener('dragleave', () => drop.classList.remove('over'));
 drop.addEventListener('drop', (e) => { e.preventDefault(); drop.classList.remove('over'); useFile(e.dataTransfer.files[0]); });
 
-// Which backend ran the graph: the gpu device is WebGPU only where an adapter exists.
-function backendName(context) {
+// Which backend ran the graph: the gpu device is WebGPU only where an adapter exists;
+// elsewhere (or for a graph with an op the GPU kernels lack) it is the cpu fallback, with the reason.
+function backendOf(context) {
   const b = webnnPolyfill.engineStats.kernels.backend ? webnnPolyfill.engineStats.kernels.backend(context) : null;
-  if (!b || b.backend !== 'webgpu') return 'cpu kernels';
-  if (!b.webgpu) return `cpu kernels: ${b.reason}`;
-  return b.partitions.length ? `cpu kernels: ${b.partitions[b.partitions.length - 1].reason}` : `WebGPU on ${b.adapter}`;
+  if (!b || b.backend !== 'webgpu') return { kind: 'cpu', text: 'cpu kernels' };
+  if (!b.webgpu) return { kind: 'cpu-fallback', text: `cpu fallback: ${b.reason}` };
+  if (b.partitions.length) return { kind: 'cpu-fallback', text: `cpu fallback: ${b.partitions[b.partitions.length - 1].reason}` };
+  return { kind: 'webgpu', text: `WebGPU on ${b.adapter}` };
 }
+
+// The device switch says what each device last ran on and how long it took.
+const ranOn = {};  // device -> {backend, medianMs, model}
+function showDeviceRun() {
+  const r = ranOn[device()];
+  const out = $('#device-ran');
+  out.textContent = r ? `${device()} ran ${r.model} on ${r.backend.text} · median ${fmtMs(r.medianMs)} per inference` : `${device()}: not run yet`;
+  out.dataset.backend = r ? r.backend.kind : '';
+}
+for (const radio of document.querySelectorAll('input[name=device]')) radio.addEventListener('change', showDeviceRun);
+showDeviceRun();
 
 async function imageBlob(source) {
   const sample = $('#sample').value;
@@ -122,7 +135,12 @@ async function run() {
     setTiming('min', fmtMs(r.minMs));
     const top = topK(r.probabilities, labels, 5);
     topFiveList($('#top5'), top, model.latencyOnly);
-    $('#result-model').textContent = `· ${model.title} on ${dev} (${backendName(c.context)})${model.latencyOnly ? ' · synthesized logits, labels meaningless' : ''}`;
+    const backend = backendOf(c.context);
+    ranOn[dev] = { backend, medianMs: r.medianMs, model: model.title };
+    showDeviceRun();
+    document.body.dataset.backend = backend.kind;
+    setTiming('backend', backend.text);
+    $('#result-model').textContent = `· ${model.title} on ${dev} (${backend.text})${model.latencyOnly ? ' · synthesized logits, labels meaningless' : ''}`;
     document.body.dataset.model = modelId;
     document.body.dataset.top1 = top[0].label;
     status.done(`${model.title} on ${dev}: top-1 “${top[0].label}”${model.latencyOnly ? ' (meaningless: synthesized logits)' : ''}, median ${fmtMs(r.medianMs)} per inference`);

@@ -9,7 +9,7 @@ import {
 } from './webidl.js';
 import { ENGINE, copyFromHeap, engine, heapView, py, pyReply, ref } from './engine.js';
 import {
-  SavedDOMException, SavedMessageChannel, SavedUint8Array, defineDataProperty, hasOwn, isView, jsonParse, savedSetTimeout,
+  SavedDOMException, SavedMessageChannel, SavedUint8Array, SavedWeakRef, defineDataProperty, hasOwn, isView, jsonParse, savedSetTimeout,
   typedArrayBuffer, typedArraySet,
 } from './intrinsics.js';
 import { ENGINE_STATS } from './config.js';
@@ -118,6 +118,9 @@ defineOperation(ML.prototype, 'createContext', 0, promiseOperation(function (opt
       runner = new GpuRunner(found.device, found.adapter);
       options.webgpu = { token: runner.token, adapter: found.adapter, limits: runner.limits() };
     } else if (deviceType === 'gpu') {
+      // The context's processing type ([[accelerated]]) is CPU: the platform's attempt at
+      // massively parallel acceleration found no WebGPU (engineStats says why).
+      accelerated = false;
       options.webgpu = { reason: ENGINE_STATS.webgpu.reason };
     }
     let handle;
@@ -135,6 +138,12 @@ defineOperation(ML.prototype, 'createContext', 0, promiseOperation(function (opt
 export class MLContext { constructor(token) { illegalConstructor(token); } }
 defineInterface(MLContext, 'MLContext', 0);
 
+// A context collected without destroy() hands its GPU runner's buffers back (the core
+// forgets the context through `released`; nothing can reach its buffers any more).
+const collectedRunners = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry((runner) => runner.dispose())
+  : { register() {}, unregister() {} };
+
 function newContext(handle, deviceType, gpuDevice, accelerated, gpu) {
   const ctx = new MLContext(INTERNAL);
   let resolveLost;
@@ -143,14 +152,20 @@ function newContext(handle, deviceType, gpuDevice, accelerated, gpu) {
   slots.set(ctx, s);
   released.register(ctx, ['release', handle]);
   if (gpu) {
-    // Device loss loses the context: pending reads reject, the context is destroyed.
+    collectedRunners.register(ctx, gpu, s);
+    // Device loss loses the context: pending reads reject, the context is destroyed. The
+    // handler holds the context's state weakly: a shared device outlives its contexts.
+    const weak = SavedWeakRef ? new SavedWeakRef(s) : { deref: () => s };
     gpu.device.lost.then((info) => {
-      gpu.lost = `the GPU device was lost: ${info && info.message}`;
-      if (s.destroyed) return;
-      s.destroyed = true;
-      try { py('destroy_context', [ref(s.handle)]); } catch (e) { /* engine gone */ }
-      gpu.forget();
-      s.resolveLost({ message: gpu.lost });
+      const state = weak.deref();
+      if (!state) return;
+      state.gpu.lost = `the GPU device was lost: ${info && info.message}`;
+      if (state.destroyed) return;
+      state.destroyed = true;
+      try { py('destroy_context', [ref(state.handle)]); } catch (e) { /* engine gone */ }
+      state.gpu.forget();
+      collectedRunners.unregister(state);
+      state.resolveLost({ message: state.gpu.lost });
     });
   }
   return ctx;
@@ -191,7 +206,10 @@ defineOperation(MLContext.prototype, 'destroy', 0, function () {
   if (s.destroyed) return;
   s.destroyed = true;
   py('destroy_context', [ref(s.handle)]);
-  if (s.gpu) s.gpu.forget();
+  if (s.gpu) {
+    s.gpu.forget();
+    collectedRunners.unregister(s);
+  }
   s.resolveLost({ message: 'The context was destroyed.' });
 });
 
@@ -234,22 +252,43 @@ defineOperation(MLContext.prototype, 'createConstantTensor', 2, promiseOperation
   return newTensor(handle, s, desc, true);
 }));
 
-// GPU interop arrives with the WebGPU backend; until then no context can export.
+// WebGPU interop: a tensor made by createExportableTensor(descriptor, gpuDevice) can be
+// rented to gpuDevice with exportToGPU(). The polyfill shares buffers only with the
+// GPUDevice the context itself runs on (createContext(gpuDevice)); the exported
+// GPUBuffer gets the tensor's contents by a copy on that device's queue (no host copy),
+// and gives them back the same way when the page destroys it (webgpu.js exportBuffer).
 defineOperation(MLContext.prototype, 'createExportableTensor', 2, promiseOperation(function (...args) {
-  brand(this, 'MLContext', 'MLContext.createExportableTensor');
+  const s = brand(this, 'MLContext', 'MLContext.createExportableTensor');
   requireArgs(args, 2, 'MLContext.createExportableTensor');
-  convert('MLTensorDescriptor', args[0], 'createExportableTensor: descriptor');
-  if (typeof GPUDevice === 'undefined' || !(args[1] instanceof GPUDevice)) {
-    throw new TypeError('createExportableTensor: gpuDevice is not a GPUDevice');
+  const desc = convert('MLTensorDescriptor', args[0], 'createExportableTensor: descriptor');
+  const gpuDevice = args[1];
+  if (!isGPUDevice(gpuDevice)) throw new TypeError('createExportableTensor: gpuDevice is not a GPUDevice');
+  let problem = null;
+  if (!s.gpu) {
+    problem = s.deviceType === 'gpu'
+      ? 'this gpu context runs without WebGPU (see webnnPolyfill.engineStats.webgpu)'
+      : `a ${s.deviceType} context keeps its tensors in the engine's memory; create the context from this GPUDevice (navigator.ml.createContext(gpuDevice)) to share tensors with it`;
+  } else if (s.gpu.device !== gpuDevice) {
+    problem = 'the polyfill shares tensors only with the GPUDevice its context runs on; create the context from this GPUDevice (navigator.ml.createContext(gpuDevice))';
   }
-  throw new DOMException('createExportableTensor: exporting tensors to WebGPU is not supported yet', 'NotSupportedError');
+  const handle = py('create_exportable_tensor', [ref(s.handle), desc, problem]);
+  const tensor = newTensor(handle, s, desc, false);
+  slots.get(tensor).gpuDevice = gpuDevice;
+  return tensor;
 }));
 
 defineOperation(MLContext.prototype, 'exportToGPU', 1, function (...args) {
-  brand(this, 'MLContext', 'MLContext.exportToGPU');
+  const s = brand(this, 'MLContext', 'MLContext.exportToGPU');
   requireArgs(args, 1, 'MLContext.exportToGPU');
-  slotOf(args[0], 'MLTensor', 'exportToGPU: tensor');
-  throw new DOMException('exportToGPU: exporting tensors to WebGPU is not supported yet', 'NotSupportedError');
+  const t = slotOf(args[0], 'MLTensor', 'exportToGPU: tensor');
+  // The core checks the tensor as every tensor method does (context, destroyed, lost), then
+  // that it is exportable and not exported already.
+  const { buffer, bytes } = py('export_tensor', [ref(s.handle), ref(t.handle)]);
+  t.exported = s.gpu.exportBuffer(buffer, bytes, () => {
+    t.exported = null;
+    if (!s.destroyed) py('return_tensor', [ref(s.handle), ref(t.handle)]);
+  });
+  return t.exported.buffer;
 });
 
 defineOperation(MLContext.prototype, 'writeTensor', 2, function (...args) {
@@ -455,6 +494,7 @@ defineOperation(MLTensor.prototype, 'destroy', 0, function () {
   if (t.destroyed) return;
   t.destroyed = true;
   py('destroy_tensor', [ref(t.handle)]);
+  if (t.exported) t.exported.end();  // the GPUBuffer it was rented out as is destroyed with it
 });
 
 // ------------------------------------------------------------------------- MLGraph

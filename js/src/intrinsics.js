@@ -21,12 +21,12 @@ export const SavedUint8Array = Uint8Array;
 export const SavedDOMException = DOMException;
 export const SavedMessageChannel = typeof MessageChannel === 'undefined' ? null : MessageChannel;
 export const savedSetTimeout = setTimeout;
+export const SavedWeakRef = typeof WeakRef === 'function' ? WeakRef : null;
+export const objectDefineProperty = Object.defineProperty;
 export const savedFetch = typeof fetch === 'function' ? fetch : null;
 export const typedArrayBuffer = uncurryThis(Object.getOwnPropertyDescriptor(typedArrayProto, 'buffer').get);
 export const typedArraySet = uncurryThis(typedArrayProto.set);
 export const typedArrayByteLength = uncurryThis(Object.getOwnPropertyDescriptor(typedArrayProto, 'byteLength').get);
-
-const objectDefineProperty = Object.defineProperty;
 
 // CreateDataProperty: also a key such as "__proto__" becomes an own property.
 export function defineDataProperty(obj, key, value) {

@@ -6,7 +6,7 @@
 // encodes and submits the plan's passes, and maps staging buffers for reads.
 
 import { CONFIG, ENGINE_STATS } from './config.js';
-import { SavedDOMException, SavedUint8Array } from './intrinsics.js';
+import { SavedDOMException, SavedUint8Array, objectDefineProperty } from './intrinsics.js';
 
 // GPUBufferUsage / GPUMapMode values (WebGPU spec), not read from the page's globals.
 const STORAGE = 0x80;
@@ -17,18 +17,25 @@ const MAP_MODE_READ = 0x01;
 
 const savedGpu = typeof navigator !== 'undefined' && navigator.gpu ? navigator.gpu : null;
 const SavedGPUDevice = typeof GPUDevice === 'undefined' ? null : GPUDevice;
+const savedBufferDestroy = typeof GPUBuffer === 'undefined' ? null : GPUBuffer.prototype.destroy;
 
 // Runners by token (the core names its context's runner in every command list).
 const RUNNERS = new Map();
 let nextToken = 0;
 
-// Where this global's gpu-context graphs ran, over all its contexts (a
+// engineStats.webgpu: what gpu contexts run on; `runners`, the GPU runners alive
+// (one per context on WebGPU until it is destroyed, lost or collected); and
+// `graphs`, where this global's gpu-context graphs ran, over all its contexts (a
 // context's own counts: engineStats.kernels.backend(ctx)): built on the GPU or
 // placed on the cpu fallback (with the reasons), and dispatches of each. The
 // core says so in its commands ('plan'/'run' for the GPU, 'cpu_plan'/'cpu_run').
 const GRAPHS = { gpu: 0, cpu: 0, dispatchesGpu: 0, dispatchesCpu: 0, reasons: {} };
 
-ENGINE_STATS.webgpu = { available: null, adapter: null, reason: null, graphs: GRAPHS };
+function setWebgpuStats(stats) {
+  ENGINE_STATS.webgpu = objectDefineProperty({ ...stats, graphs: GRAPHS }, 'runners',
+    { get: () => RUNNERS.size, enumerable: true });
+}
+setWebgpuStats({ available: null, adapter: null, reason: null });
 
 function align4(n) {
   return Math.max(4, (n + 3) & ~3);
@@ -67,11 +74,12 @@ async function openDevice() {
 export function defaultGpuDevice() {
   if (!sharedDevice) {
     sharedDevice = openDevice().then((found) => {
-      ENGINE_STATS.webgpu = { available: true, adapter: found.adapter, reason: null, graphs: GRAPHS };
+      setWebgpuStats({ available: true, adapter: found.adapter, reason: null });
       found.device.lost.then(() => { sharedDevice = null; });
       return found;
     }, (e) => {
-      ENGINE_STATS.webgpu = { available: false, adapter: null, reason: `${e && e.message}: gpu contexts run the cpu kernels`, graphs: GRAPHS };
+      setWebgpuStats({ available: false, adapter: null,
+        reason: `${e && e.message}: gpu contexts run the cpu kernels (so their accelerated is false)` });
       return null;
     });
   }
@@ -90,6 +98,7 @@ export class GpuRunner {
     this.lost = null;
     this.failure = null;  // the first error the device reported for this runner's work
     this.checked = Promise.resolve();  // settles once the last dispatch's error scopes popped
+    this.exports = new Set();  // tensors rented to the page (exportBuffer), ended with the runner
     RUNNERS.set(this.token, this);
   }
 
@@ -101,8 +110,60 @@ export class GpuRunner {
              maxComputeWorkgroupsPerDimension: l.maxComputeWorkgroupsPerDimension };
   }
 
+  // The context is destroyed or lost: the core freed its buffers (or the device is gone).
   forget() {
     RUNNERS.delete(this.token);
+    for (const rented of [...this.exports]) rented.end();
+  }
+
+  // The context was collected without destroy(): nothing can reach its buffers any more.
+  dispose() {
+    this.forget();
+    for (const buffer of this.buffers.values()) buffer.destroy();
+    this.buffers.clear();
+    this.plans.clear();
+    this.pipelines.clear();
+  }
+
+  // exportToGPU: the page's GPUBuffer for the tensor in buffer `id`. It gets the tensor's
+  // contents by a copy on this device's queue, after every write and dispatch issued
+  // before; the page's own work on it is queued after that. Its destroy() copies the
+  // contents back into the tensor (queued before anything WebNN does next), then destroys
+  // it and calls giveBack(). end(): the tensor or context went away; destroy, no copy.
+  exportBuffer(id, nbytes, giveBack) {
+    const size = align4(nbytes);
+    const buffer = this.device.createBuffer({ size, usage: STORAGE | COPY_SRC | COPY_DST });
+    this.copy(this.buffers.get(id), buffer, size);
+    const rented = {
+      buffer,
+      end: () => {
+        this.exports.delete(rented);
+        savedBufferDestroy.call(buffer);
+      },
+    };
+    this.exports.add(rented);
+    // An own property of this one object (never GPUBuffer.prototype): the spec rents the
+    // tensor "until the returned GPUBuffer is destroyed".
+    objectDefineProperty(buffer, 'destroy', {
+      configurable: true, writable: true, enumerable: false,
+      value: function destroy() {
+        if (!this.exports.has(rented)) {
+          savedBufferDestroy.call(buffer);
+          return;
+        }
+        const target = this.buffers.get(id);
+        if (target && !this.lost) this.copy(buffer, target, size);
+        rented.end();
+        giveBack();
+      }.bind(this),
+    });
+    return rented;
+  }
+
+  copy(from, to, size) {
+    const encoder = this.device.createCommandEncoder();
+    encoder.copyBufferToBuffer(from, 0, to, 0, size);
+    this.device.queue.submit([encoder.finish()]);
   }
 
   run(commands, heap) {

@@ -210,6 +210,18 @@ def create_tensor(context, descriptor):
     return _register(context.create_tensor(descriptor))
 
 
+def create_exportable_tensor(context, descriptor, device_problem=None):
+    return _register(context.create_exportable_tensor(descriptor, device_problem))
+
+
+def export_tensor(context, tensor):
+    return context.export_tensor(tensor)
+
+
+def return_tensor(context, tensor):
+    context.return_tensor(tensor)
+
+
 def write_tensor(context, tensor, data):
     context.write_tensor(tensor, data)
 
@@ -275,7 +287,7 @@ METHODS = {f.__name__: f for f in (
     create_context, op_support_limits, destroy_context, new_builder, builder_input, builder_constant,
     builder_constant_scalar, builder_constant_tensor, builder_op, builder_build, destroy_graph, create_tensor,
     create_constant_tensor, write_tensor, read_tensor, destroy_tensor, dispatch, kernel_debug, release,
-    release_builder, backend_status)}
+    release_builder, backend_status, create_exportable_tensor, export_tensor, return_tensor)}
 _TAKES_DATA = {"builder_constant", "write_tensor", "create_constant_tensor"}
 
 

@@ -30,9 +30,13 @@ POWER_PREFERENCES = ("default", "high-performance", "low-power")
 
 
 class Tensor:
-    def __init__(self, context, dtype, shape, readable, writable, constant=False):
+    def __init__(self, context, dtype, shape, readable, writable, constant=False, exportable=False):
         self.context = context
         self.constant = constant  # createConstantTensor(): immutable, only for builder.constant(tensor)
+        # createExportableTensor(): may be rented to the page's GPUDevice (exportToGPU); while
+        # `exported`, WebNN may not touch it (the page's GPUBuffer has exclusive access).
+        self.exportable = exportable
+        self.exported = False
         self.dtype = dtype
         self.shape = tuple(shape)
         self.readable = bool(readable)
@@ -52,6 +56,7 @@ class Tensor:
         if not self.destroyed:
             self.context.backend.free(self.data)
         self.destroyed = True
+        self.exported = False
         self.data = None
 
 
@@ -113,6 +118,42 @@ class Context:
         self._tensors.add(tensor)
         return tensor
 
+    def create_exportable_tensor(self, descriptor: dict, device_problem: str | None = None) -> Tensor:
+        """createExportableTensor(descriptor, gpuDevice): a tensor this context can rent to
+        that GPUDevice (export_tensor). `device_problem`: why the JS shim cannot share
+        this context's buffers with the given device (None: it is the context's own)."""
+        self._check_alive("createExportableTensor")
+        try:
+            shape = check_descriptor(descriptor["dataType"], descriptor["shape"], self.io_types["input"],
+                                     "createExportableTensor")
+        except Invalid as e:
+            raise WebNNTypeError(str(e)) from None
+        why = device_problem or self.backend.export_problem(descriptor["dataType"], shape)
+        if why:
+            raise NotSupportedError(f"createExportableTensor: {why}")
+        tensor = Tensor(self, descriptor["dataType"], shape, descriptor.get("readable", False),
+                        descriptor.get("writable", False), exportable=True)
+        self._tensors.add(tensor)
+        return tensor
+
+    def export_tensor(self, tensor: Tensor) -> dict:
+        """exportToGPU(tensor): rent the tensor to its GPUDevice. Returns what the
+        backend hands the JS shim to make the page's GPUBuffer from ({"buffer", "bytes"});
+        the buffer's contents are the tensor's as of now (every earlier write and dispatch)."""
+        self._check_tensor(tensor, "exportToGPU")
+        if not tensor.exportable:
+            raise WebNNTypeError("exportToGPU: the tensor is not exportable (create it with createExportableTensor())")
+        tensor.exported = True
+        return self.backend.export(tensor.data)
+
+    def return_tensor(self, tensor: Tensor) -> None:
+        """The page destroyed the GPUBuffer exportToGPU() gave it: the tensor is WebNN's
+        again, with the contents the page's GPU work left in that buffer."""
+        if isinstance(tensor, Tensor) and tensor.context is self and tensor.exported:
+            tensor.exported = False
+            if not tensor.destroyed:
+                self.backend.returned(tensor.data)
+
     def adopt_graph(self, graph) -> None:
         """Called by the builder: the graph is destroyed with this context."""
         self._graphs.add(graph)
@@ -138,6 +179,9 @@ class Context:
         if tensor.destroyed and not self.destroyed:
             raise WebNNTypeError(f"{what}: the tensor is destroyed")
         self._check_alive(what)
+        if tensor.exported:
+            raise WebNNTypeError(f"{what}: the tensor is exported to WebGPU (destroy the GPUBuffer exportToGPU() "
+                                 "returned to give it back to WebNN)")
 
     def write_tensor(self, tensor: Tensor, data) -> None:
         """Copy `data` (bytes-like or a dtypes.ByteSource of exactly the tensor's

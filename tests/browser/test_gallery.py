@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import MODELS, ROOT
+from conftest import CHROMIUM, CHROMIUM_ARGS, MODELS, ROOT
 
 SHOTS = ROOT / "test-results" / "gallery"
 ENGINE_TIMEOUT = 300_000  # ms: the engine starts in 5-15 s, much more on a loaded machine
@@ -130,8 +130,17 @@ def test_classify_squeezenet_mobilenet_upload_and_errors(gpage, server, tmp_path
     assert page.evaluate("document.body.dataset.model") == "mobilenetv2"
     assert "synthesized" in page.inner_text("#result-model")
     assert "gpu" in page.inner_text("#result-model")
-    # Which backend ran it: this Chromium has no WebGPU adapter, so the gpu device says it ran the cpu kernels.
-    assert "(cpu kernels: " in page.inner_text("#result-model"), page.inner_text("#result-model")
+    # Which backend ran it: this Chromium has no WebGPU adapter, so the gpu device says it ran the
+    # cpu fallback and why, in the result line, the timings and beside the device switch.
+    assert "(cpu fallback: " in page.inner_text("#result-model"), page.inner_text("#result-model")
+    ran = page.inner_text("#device-ran")
+    assert ran.startswith("gpu ran MobileNetV2") and "cpu fallback: " in ran and "· median " in ran, ran
+    assert page.evaluate("document.body.dataset.backend") == "cpu-fallback"
+    assert page.locator("#timings tr[data-k=backend] td.num").inner_text().startswith("cpu fallback: ")
+    # Switching back to cpu shows what cpu last ran on.
+    page.check("input[name=device][value=cpu]")
+    assert page.inner_text("#device-ran").startswith("cpu ran SqueezeNet 1.0 on cpu kernels")
+    page.check("input[name=device][value=gpu]")
     assert page.locator("#top5.meaningless li").count() == 5
     assert "meaningless" in page.inner_text("#status")
     median = page.locator("#timings tr[data-k=median] td.num").inner_text()
@@ -318,3 +327,32 @@ def test_bench_tables_from_canned_results():
     out = md.read_text()
     assert out.startswith("# Perf\n\nprose\n") and out.endswith("<!-- bench:end -->\n\nafter\n") and "OLD-TABLE" not in out
     assert "Command: `python3 tools/bench.py`" in out
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_classify_on_the_gpu_device_says_it_ran_on_webgpu(playwright, server):
+    """With a WebGPU adapter (SwiftShader here) the gpu device runs SqueezeNet on WebGPU:
+    the device switch, the result line and the timings name the adapter and the time."""
+    needs_models()
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS + [
+        "--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader"])
+    try:
+        page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+        # SwiftShader runs the shaders on the CPU: on a loaded machine one SqueezeNet inference
+        # takes a minute, and the page runs two (first + 1 repeat) after building the pipelines.
+        timeout = 3 * ENGINE_TIMEOUT
+        page.set_default_timeout(timeout)
+        page.goto(f"{server}/classify.html?runs=1&device=gpu")
+        assert wait_state(page, timeout) == "done", error_text(page)
+        if page.evaluate("document.body.dataset.backend") != "webgpu":
+            pytest.skip(f"no WebGPU adapter in this Chromium ({page.inner_text('#device-ran')})")
+        assert page.locator("#top5 .label").first.inner_text() == "lesser panda"
+        ran = page.inner_text("#device-ran")
+        assert ran.startswith("gpu ran SqueezeNet 1.0 on WebGPU on ") and "swiftshader" in ran.lower(), ran
+        assert "· median " in ran and ran.endswith("per inference"), ran
+        assert "(WebGPU on " in page.inner_text("#result-model")
+        assert page.locator("#timings tr[data-k=backend] td.num").inner_text().startswith("WebGPU on ")
+        assert_fits_phone(page, "classify-webgpu")
+    finally:
+        browser.close()

@@ -2,7 +2,8 @@
 // backend) on SqueezeNet and MobileNetV2, plus single ops. tools/bench.py
 // loads it in headless Chromium and reads `window.benchResult`.
 //
-// Query: engine=polyfill|tfjs, backend=cpu|wasm|webgl (tfjs), models=a,b,
+// Query: engine=polyfill|tfjs, backend=cpu|wasm|webgl|webgpu (tfjs), device=cpu|gpu
+// (polyfill: the models' context; gpu runs on WebGPU where there is an adapter), models=a,b,
 // runs=N, ops=1 (single-op timings), profile=1 (polyfill per-op breakdown
 // inside the models), startOnly=1 (engine start only), fast=0 (polyfill),
 // budget=S (stop repeating a measurement after S seconds, once it has 3 runs:
@@ -18,6 +19,7 @@ const cfg = self.GALLERY_CONFIG;
 const q = new URLSearchParams(location.search);
 const ENGINE = q.get('engine');
 const BACKEND = q.get('backend') || 'cpu';
+const DEVICE = q.get('device') === 'gpu' ? 'gpu' : 'cpu';
 const MODEL_IDS = (q.get('models') || 'squeezenet,mobilenetv2').split(',').filter((m) => MODELS[m]);
 const RUNS = cfg.runs;
 const BUDGET_MS = (parseFloat(q.get('budget')) || Infinity) * 1000;
@@ -55,6 +57,17 @@ function randomData(shape, seed) {
 
 function summary(times) {
   return { medianMs: median(times), minMs: Math.min(...times), n: times.length };
+}
+
+// The WebGPU adapter this browser gives a page (both engines get the same one: Chromium's
+// --use-webgpu-adapter picks it), named as the polyfill's engineStats.webgpu names it.
+async function webgpuAdapter() {
+  if (!navigator.gpu) return { name: null, reason: 'no navigator.gpu' };
+  const adapter = await navigator.gpu.requestAdapter();
+  if (!adapter) return { name: null, reason: 'navigator.gpu.requestAdapter() found no adapter' };
+  const info = adapter.info || {};
+  const name = [info.vendor, info.architecture, info.device, info.description].filter((x) => x).join(' ') || 'unknown adapter';
+  return { name, isFallbackAdapter: !!(info.isFallbackAdapter || adapter.isFallbackAdapter) };
 }
 
 // ------------------------------------------------------------------ polyfill
@@ -177,16 +190,21 @@ async function polyfillOps(context, runs) {
 }
 
 async function runPolyfill(input, labels) {
-  const result = { engine: 'polyfill', backend: cfg.fastPaths ? 'fast paths' : 'numpy only', fastPaths: cfg.fastPaths };
+  const result = { engine: 'polyfill', backend: cfg.fastPaths ? 'fast paths' : 'numpy only', fastPaths: cfg.fastPaths, device: DEVICE };
+  if (DEVICE === 'gpu') result.backend = 'gpu device';
   status.show('Starting the polyfill engine…');
   const { start } = await polyfillStart();
   result.start = start;
   if (q.get('startOnly')) return result;
+  if (DEVICE === 'gpu') {
+    result.adapter = await webgpuAdapter();
+    result.webgpu = { ...webnnPolyfill.engineStats.webgpu };
+  }
   result.models = {};
   result.profile = {};
   for (const id of MODEL_IDS) {
     status.show(`${MODELS[id].title}: weights + build…`);
-    const c = await createClassifier(id, { deviceType: 'cpu', weights: await resolveWeights(cfg, MODELS[id].probe) });
+    const c = await createClassifier(id, { deviceType: DEVICE, weights: await resolveWeights(cfg, MODELS[id].probe) });
     status.show(`${MODELS[id].title}: ${RUNS} inferences…`);
     const r = await c.run(input, RUNS, () => {}, BUDGET_MS);
     result.models[id] = {
@@ -194,6 +212,11 @@ async function runPolyfill(input, labels) {
       medianMs: r.medianMs, minMs: r.minMs, runsMs: r.runsMs,
       top5: topK(r.probabilities, labels, 5), probabilities: Array.from(r.probabilities),
     };
+    if (DEVICE === 'gpu') {
+      // Which backend ran the graph (WebGPU, or the cpu fallback and why), and its partitions.
+      const b = webnnPolyfill.engineStats.kernels.backend(c.context);
+      result.models[id].backend = { webgpu: b.webgpu, adapter: b.adapter, reason: b.reason, partitions: b.partitions, counts: b.counts };
+    }
     if (q.get('profile')) {
       status.show(`${MODELS[id].title}: per-op profile…`);
       result.profile[id] = await polyfillProfile(c, input, Math.min(RUNS, 5));
@@ -212,7 +235,8 @@ async function runPolyfill(input, labels) {
 async function tfStart(backend) {
   const t0 = now();
   await loadScript(`${VENDOR}tfjs-core/dist/tf-core.min.js`);
-  const file = { cpu: 'tfjs-backend-cpu/dist/tf-backend-cpu.min.js', wasm: 'tfjs-backend-wasm/dist/tf-backend-wasm.min.js', webgl: 'tfjs-backend-webgl/dist/tf-backend-webgl.min.js' }[backend];
+  const file = { cpu: 'tfjs-backend-cpu/dist/tf-backend-cpu.min.js', wasm: 'tfjs-backend-wasm/dist/tf-backend-wasm.min.js',
+    webgl: 'tfjs-backend-webgl/dist/tf-backend-webgl.min.js', webgpu: 'tfjs-backend-webgpu/dist/tf-backend-webgpu.min.js' }[backend];
   if (!file) throw new Error(`unknown TF.js backend ${backend}`);
   await loadScript(VENDOR + file);
   const scriptMs = now() - t0;
@@ -296,6 +320,7 @@ async function runTfjs(input, labels) {
   if (s.unavailable) return { ...result, unavailable: s.unavailable };
   result.start = s.start;
   result.tfjsVersion = tf.version_core;
+  if (BACKEND === 'webgpu') result.adapter = await webgpuAdapter();
   if (q.get('startOnly')) return result;
   result.models = {};
   for (const id of MODEL_IDS) {

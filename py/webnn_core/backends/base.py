@@ -24,6 +24,12 @@ before it calls the backend; a backend only plans and runs.
                                that keep it copy it)
     device_read(storage)       None when read() can answer now; else what the
                                JS shim must read from the device (webgpu)
+    export_problem(dtype, shape)
+                               None when export() can rent such a tensor to the
+                               context's GPUDevice, else why not (a sentence)
+    export(storage)            exportToGPU: {"buffer": id, "bytes": n}, the device
+                               buffer holding its current contents (webgpu)
+    returned(storage)          the page gave it back: the device buffer is current
     release_plan(plan)         the graph is destroyed: free what its plan holds
     dispatch(plan, inputs, outputs)
                                run the plan with input storages, writing
@@ -68,6 +74,15 @@ class Backend:
 
     def device_read(self, storage):
         return None
+
+    def export_problem(self, dtype: str, shape: tuple):
+        return f"the {self.name} backend keeps tensors in the engine's memory, not in GPU buffers"
+
+    def export(self, storage) -> dict:  # pragma: no cover - only after export_problem() said None
+        raise NotImplementedError
+
+    def returned(self, storage) -> None:  # pragma: no cover - only after export()
+        raise NotImplementedError
 
     def release_plan(self, plan) -> None:
         pass

@@ -203,6 +203,29 @@ class WebGPUBackend(Backend):
             self.counts["writes"] += 1
         return storage
 
+    def export_problem(self, dtype, shape):
+        if not self.active:
+            return f"this gpu context has no GPUDevice ({self.reason})"
+        if dtype not in BUFFER_TYPES:
+            return f"{dtype} tensors are kept in the engine's memory on this context, not in GPU buffers"
+        if buffer_bytes(dtype, shape) > self.limits["maxBufferSize"]:
+            return "the tensor is larger than the device's maxBufferSize"
+        return None
+
+    def export(self, storage):
+        """The tensor's GPU buffer, made current first (one upload if a cpu-placed graph
+        left the newest contents on the host)."""
+        if not storage.on_gpu:
+            self._upload(storage)
+            self.counts["uploads"] += 1
+        self.counts["exports"] += 1
+        return {"buffer": storage.buffer, "bytes": byte_length(storage.dtype, storage.shape)}
+
+    def returned(self, storage):
+        storage.array = None  # the page's GPU work may have changed it: the buffer is current
+        storage.on_gpu = True
+        self.counts["returns"] += 1
+
     def read(self, storage):
         if not isinstance(storage, GpuTensor):
             return self.fallback.read(storage)
@@ -261,7 +284,9 @@ class WebGPUBackend(Backend):
         return self.fallback.execute(plan.fallback, feeds)
 
     def status(self) -> dict:
-        return {"backend": self.name, "webgpu": self.active, "adapter": self.adapter, "reason": self.reason,
+        # MLContext.accelerated follows: false when the context runs the cpu kernels (`reason`).
+        return {"backend": self.name, "webgpu": self.active, "accelerated": self.active, "adapter": self.adapter,
+                "reason": self.reason,
                 "gpu_device": self.gpu_device is not None or self.token is not None,
                 "counts": dict(self.counts), "gpu_ops": dict(self.gpu_ops), "partitions": list(self.partitions),
                 "fallback": self.fallback.status()}
