@@ -315,6 +315,10 @@ def test_gpu_context_uses_webgpu(op_results):
     status = op_results["status"]
     assert status["backend"] == "webgpu" and status["webgpu"] is True, status
     assert op_results["webgpu"]["available"] is True
+    # The global's tally (what the WPT runner's --webgpu report reads): every case's graph on the GPU.
+    graphs = op_results["webgpu"]["graphs"]
+    assert graphs["gpu"] >= len(CASES) and graphs["dispatchesGpu"] >= len(CASES), graphs
+    assert graphs["cpu"] == 0 and graphs["dispatchesCpu"] == 0 and graphs["reasons"] == {}, graphs
 
 
 @pytest.mark.parametrize("c", CASES, ids=[c["name"] for c in CASES])

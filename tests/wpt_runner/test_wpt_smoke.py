@@ -50,3 +50,28 @@ def test_wpt_smoke():
            "--expectations", EXPECTATIONS]
     proc = subprocess.run(cmd, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-5000:]
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(_reason is not None, reason=_reason or "")
+def test_wpt_gpu_variant_runs_on_the_webgpu_backend(tmp_path):
+    """--webgpu: the ?gpu page passes what ?cpu passes (float16, int8, int32 relu
+    cases), and the report's tally shows every graph built and dispatched on the
+    WebGPU backend, none on the cpu fallback (SwiftShader in headless Chromium)."""
+    out = tmp_path / "gpu.json"
+    cmd = [sys.executable, "-m", "wpt_runner", "--wpt", _tree(), "--webgpu",
+           "--filter", "webnn/conformance_tests/relu.https.any.js", "--variants", "gpu", "--globals", "window",
+           "--out", str(out)]
+    proc = subprocess.run(cmd, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-5000:]
+    url = "/webnn/conformance_tests/relu.https.any.html?gpu"
+    page = json.loads(out.read_text())["results"][url]
+    expected = json.loads(open(EXPECTATIONS).read())[url.replace("?gpu", "?cpu")]
+    passed = {s["name"] for s in page["subtests"] if s["status"] == "PASS"}
+    assert set(expected) <= passed and any("float16" in name for name in expected)
+    backend = page["backend"]
+    if backend["available"] is not True:
+        pytest.skip(f"no WebGPU adapter in this Chromium ({backend['reason']})")
+    assert backend["gpu"] >= len(expected) and backend["dispatchesGpu"] >= len(expected), backend
+    assert backend["cpu"] == 0 and backend["dispatchesCpu"] == 0 and backend["reasons"] == {}, backend
+    assert "gpu contexts: graphs built on the WebGPU backend" in proc.stderr
