@@ -340,7 +340,7 @@ class CpuBackend(Backend):
     def _compute(self, node, args):
         result = None
         if self.fast_paths:
-            fast_path = FAST_PATHS.get(node.op.name)
+            fast_path = _fast_path(node)  # the same choice as the plan's program
             if fast_path is not None:
                 result = fast_path(self, node.attrs, *args)
         used_fast = result is not None
