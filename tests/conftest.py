@@ -112,6 +112,16 @@ def launch_engine(engine, request, **kw):
     return engines.launch(engine, **kw)
 
 
+def page_result(browser, url: str, expression: str = "window.result", timeout: float = 180):
+    """Open `url` in a new tab of an engines browser, evaluate `expression`, close the tab."""
+    page = browser.new_page()
+    try:
+        page.goto(url)
+        return page.evaluate(expression, timeout=timeout)
+    finally:
+        page.close()
+
+
 @pytest.fixture(scope="session")
 def engine_browser(engine, request):
     """One browser (one profile) per engine for the whole session."""

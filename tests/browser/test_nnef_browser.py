@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import page_result
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "py"))
@@ -114,12 +116,8 @@ def test_load_nnef_in_browser(nnef_site, engine_browser):
     site, expected = nnef_site
     srv = serve.start(mounts={**serve.default_mounts(), "/nnef-test/": site})
     try:
-        page = engine_browser.new_page()
-        try:
-            page.goto(f"http://127.0.0.1:{srv.server_address[1]}/nnef-test/index.html")
-            result = page.evaluate("window.result", timeout=240)
-        finally:
-            page.close()
+        result = page_result(engine_browser, f"http://127.0.0.1:{srv.server_address[1]}/nnef-test/index.html",
+                             timeout=240)
     finally:
         srv.shutdown()
     assert "fatal" not in result, result

@@ -3,17 +3,14 @@ against values from the spec text (its roundEven example, MLTensorLimits tables)
 and IEEE 754 classification (engine-parametrised: --browser)."""
 import pytest
 
+from conftest import page_result
+
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
 def result(engine_browser, server):
-    page = engine_browser.new_page()
-    try:
-        page.goto(f"{server}/test-pages/spec2026.html")
-        r = page.evaluate("window.result", timeout=180)
-    finally:
-        page.close()
+    r = page_result(engine_browser, f"{server}/test-pages/spec2026.html")
     assert "error" not in r, r
     return r
 

@@ -18,13 +18,17 @@ def nchw_strides(shape, layout):
     return [st[p] for p in LAYOUT_AXES[layout]]
 
 
-def conv2d(call: Call) -> list:
+def conv_operands(call: Call):
+    """conv2d / convTranspose2d: input, filter, bias (or None), output, attributes, layout."""
     call.require(("float32",))
     x, w = call.inputs[:2]
     bias = call.inputs[2] if len(call.inputs) > 2 else None
     out, = call.outputs
-    a = call.attrs
-    layout = a["layout"]
+    return x, w, bias, out, call.attrs, call.attrs["layout"]
+
+
+def conv2d(call: Call) -> list:
+    x, w, bias, out, a, layout = conv_operands(call)
     n, c, h, wd = (x.shape[p] for p in LAYOUT_AXES[layout])
     _, o, oh, ow = (out.shape[p] for p in LAYOUT_AXES[layout])
     perm = a["filter_perm"]
@@ -96,12 +100,7 @@ def conv_transpose2d(call: Call) -> list:
     """One thread per output element, gathering: output row oy takes input row
     iy where oy + padTop = iy * stride + ky * dilation (and so for columns);
     input channel ch belongs to group ch * groups / C (the numpy kernel's rule)."""
-    call.require(("float32",))
-    x, w = call.inputs[:2]
-    bias = call.inputs[2] if len(call.inputs) > 2 else None
-    out, = call.outputs
-    a = call.attrs
-    layout = a["layout"]
+    x, w, bias, out, a, layout = conv_operands(call)
     _, c, h, wd = (x.shape[p] for p in LAYOUT_AXES[layout])
     perm = a["filter_perm"]
     _, og, kh, kw = (w.shape[p] for p in perm)
