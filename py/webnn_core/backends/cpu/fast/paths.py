@@ -449,6 +449,98 @@ def clamp(cpu, attrs, x):
     return _clamp(cpu, "clamp", x, lo, hi)
 
 
+# ------------------------------------------------- pow, binary arithmetic --
+# Work per element of a pow (float64 square roots) against MIN_TILE_WORK's multiply-adds.
+POW_WORK_PER_ELEMENT = 16
+BINARY_OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3}
+
+
+def _elementwise_tiles(cpu, n: int, work_per_element: int) -> list:
+    """[(start, count)] ranges of n elements, multiples of 4 apart (SIMD lanes)."""
+    parts = tiling.parts_for(n * work_per_element, max(n // 4, 1), _threads(cpu))
+    if parts <= 1:
+        return [(0, n)]
+    step = ((n + parts - 1) // parts + 3) // 4 * 4
+    return [(i, min(step, n - i)) for i in range(0, n, step)]
+
+
+def _run_elementwise(cpu, name, calls, x, y):
+    """Ranges of one elementwise kernel call on the backend's threads (pool or native)."""
+    pool = cpu.kernel_pool
+    if pool is not None and len(calls) > 1:
+        try:
+            pool.run("wk_" + name, calls, ins=[x], outs=[y])
+            return
+        except PoolFull as e:
+            cpu.decline(name, f"ran on one thread: {e}")
+    cpu.run_calls(getattr(cpu.library, name), calls)
+
+
+def pow_(cpu, attrs, a, b):
+    """a ** b for a constant-like scalar exponent b that is a multiple of 1/4
+    (LRN's 0.75, squares, square roots): wk_powq, float64 inside as the reference."""
+    backend = cpu.library
+    if backend is None:
+        return _no_library(cpu, "pow")
+    if a.dtype != F32 or b.dtype != F32:
+        return cpu.decline("pow", f"data type {a.dtype} (float32 only)")
+    if b.size != 1:
+        return cpu.decline("pow", "the exponent is not a scalar")
+    e = float(b.reshape(-1)[0])
+    q = e * 4
+    if not (q == int(q) and 0 < abs(q) <= 16):
+        return cpu.decline("pow", f"exponent {e} is not a non-zero multiple of 1/4 up to 4")
+    if a.size < SMALL_ELEMENTWISE:
+        return cpu.decline("pow", f"small ({a.size} elements)")
+    x = _c(a)
+    y = np.empty(np.broadcast_shapes(a.shape, b.shape), F32)
+    n, q = x.size, int(q)
+    ax, ay = addr(x), addr(y)
+    calls = [[c, ax + 4 * i, ay + 4 * i, q] for i, c in _elementwise_tiles(cpu, n, POW_WORK_PER_ELEMENT)]
+    _run_elementwise(cpu, "powq", calls, x, y)
+    return y
+
+
+def _binary(cpu, name, a, b):
+    backend = cpu.library
+    if backend is None:
+        return _no_library(cpu, name)
+    if a.dtype != F32 or b.dtype != F32:
+        return cpu.decline(name, f"data type {a.dtype} (float32 only)")
+    if a.size < SMALL_ELEMENTWISE and b.size < SMALL_ELEMENTWISE:
+        return cpu.decline(name, f"small ({max(a.size, b.size)} elements)")
+    if a.shape == b.shape:
+        sa = sb = 1
+    elif b.size == 1:
+        sa, sb = 1, 0
+    elif a.size == 1:
+        sa, sb = 0, 1
+    else:
+        return cpu.decline(name, f"broadcast {a.shape} with {b.shape} (same shapes or a scalar only)")
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    n = math.prod(shape)
+    a, b = _c(a), _c(b)
+    y = np.empty(shape, F32)
+    backend.binary(BINARY_OPS[name], n, addr(a), sa, addr(b), sb, addr(y))
+    return y
+
+
+def add(cpu, attrs, a, b):
+    return _binary(cpu, "add", a, b)
+
+
+def sub(cpu, attrs, a, b):
+    return _binary(cpu, "sub", a, b)
+
+
+def mul(cpu, attrs, a, b):
+    return _binary(cpu, "mul", a, b)
+
+
+def div(cpu, attrs, a, b):
+    return _binary(cpu, "div", a, b)
+
+
 # ----------------------------------------------------------------- concat --
 def concat(cpu, attrs, *xs):
     """A concat whose producers (compiled convolutions) already wrote their
@@ -475,4 +567,9 @@ FAST_PATHS = {
     "relu": relu,
     "clamp": clamp,
     "concat": concat,
+    "pow": pow_,
+    "add": add,
+    "sub": sub,
+    "mul": mul,
+    "div": div,
 }
