@@ -20,6 +20,7 @@ from webnn_core.backends.cpu.fast.shared import SharedHeap
 @pytest.fixture
 def split_everything(monkeypatch):
     monkeypatch.setattr(tiling, "MIN_TILE_WORK", 1)
+    monkeypatch.setattr(tiling, "POOL_MIN_WORK", 0)
 
 
 @pytest.fixture(params=[2, 3])
@@ -101,6 +102,21 @@ def test_chain_activations_stay_in_shared_memory(pool, split_everything):
     assert after["reused"] - before["reused"] == 3 * (17 * 15 * 12 + 17 * 15 * 16 + 8 * 7 * 16) * 4
     assert after["jobs"] - before["jobs"] == 12
     ctx.destroy()
+
+
+def test_calls_below_pool_min_work_stay_on_the_calling_thread(pool, monkeypatch):
+    """A pool job's fixed cost outweighs the split of a small call: below
+    tiles.POOL_MIN_WORK it runs on one thread (the native thread pool would split it)."""
+    monkeypatch.setattr(tiling, "MIN_TILE_WORK", 1)
+    fn = CASES["conv 3x3 pad 1, odd rows"]  # 13x11x9 outputs x 45 taps: ~58K multiply-adds
+    jobs = pool.jobs
+    single, _ = run(fn, 1)
+    out, _ = run(fn, pool.threads)
+    assert pool.jobs == jobs
+    np.testing.assert_array_equal(out["y"], single["y"])
+    monkeypatch.setattr(tiling, "POOL_MIN_WORK", 50_000)
+    run(fn, pool.threads)
+    assert pool.jobs > jobs
 
 
 def test_pool_matches_numpy_reference(pool, split_everything):

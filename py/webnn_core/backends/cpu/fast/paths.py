@@ -113,15 +113,25 @@ def _threads(cpu) -> int:
     return threads
 
 
-def _conv_parts(cpu, prep: PackedConv, p) -> int:
+def _parts(cpu, work: int, rows: int) -> int:
+    """How many tiles a call of `work` multiply-adds (or taps) over `rows` rows is
+    split into on `cpu`'s threads. A kernel pool job has a fixed cost (staging,
+    copies in and out of the shared memory, JS crossings, waking workers; ~0.2 ms
+    in Pyodide), so calls below tiles.POOL_MIN_WORK stay on the calling thread there."""
     threads = _threads(cpu)
-    if threads <= 1:
+    if threads > 1 and work < tiling.POOL_MIN_WORK and cpu.kernel_pool is not None:
+        return 1
+    return tiling.parts_for(work, rows, threads)
+
+
+def _conv_parts(cpu, prep: PackedConv, p) -> int:
+    if _threads(cpu) <= 1:
         return 1
     rows = int(p[0]) * int(p[4])
     macs = rows * int(p[5]) * prep.out_channels * (prep.kh * prep.kw if prep.kind == "dw" else prep.k)
     if tiling.is_direct_conv(p) and prep.kind != "dw":
         rows = int(p[0]) * int(p[4]) * int(p[5])
-    return tiling.parts_for(macs, rows, threads)
+    return _parts(cpu, macs, rows)
 
 
 class _Tile:
@@ -295,7 +305,7 @@ def gemm_into(backend, a: np.ndarray, bp: np.ndarray, n: int, out: np.ndarray, c
     tiles on `cpu`'s thread pool when it has one and the GEMM is big enough."""
     m, k = a.shape
     ldc = out.strides[0] // 4
-    parts = tiling.parts_for(m * n * k, m, _threads(cpu))
+    parts = _parts(cpu, m * n * k, m)
     if parts > 1:
         a0, c0 = addr(a), addr(out)
         calls = [[m1 - m0, n, k, a0 + 4 * m0 * k, k, addr(bp), 0, c0 + 4 * m0 * ldc, ldc, -INF, INF]
@@ -413,7 +423,7 @@ def _pool(cpu, name, fn_name, attrs, x):
 def _pool_parts(cpu, attrs, p) -> int:
     kh, kw = attrs["window"]
     rows = int(p[0]) * int(p[4])
-    return tiling.parts_for(rows * int(p[5]) * int(p[3]) * kh * kw, rows, _threads(cpu))
+    return _parts(cpu, rows * int(p[5]) * int(p[3]) * kh * kw, rows)
 
 
 def max_pool2d(cpu, attrs, x):
@@ -457,7 +467,7 @@ BINARY_OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3}
 
 def _elementwise_tiles(cpu, n: int, work_per_element: int) -> list:
     """[(start, count)] ranges of n elements, multiples of 4 apart (SIMD lanes)."""
-    parts = tiling.parts_for(n * work_per_element, max(n // 4, 1), _threads(cpu))
+    parts = _parts(cpu, n * work_per_element, max(n // 4, 1))
     if parts <= 1:
         return [(0, n)]
     step = ((n + parts - 1) // parts + 3) // 4 * 4
