@@ -157,25 +157,29 @@ def _run_tiles(cpu, name, args, tiles, x_index, out_index, scratch_index, x, out
     args[x_index] and args[out_index] point into; `consts`: constant arrays
     the args point into; `chained`/`planned`: x is the planned output of the
     previous kernel of a compiled chain / out is a planned buffer."""
-    calls = []
-    for t in tiles:
-        a = list(args)
-        a[0] = addr(t.p)
-        a[x_index] += t.dx
-        a[out_index] += t.dy
-        if scratch_index is not None:
-            a[scratch_index] = addr(t.scratch)
-        calls.append(a)
+    def make_calls():
+        calls = []
+        for t in tiles:
+            a = list(args)
+            a[0] = addr(t.p)
+            a[x_index] += t.dx
+            a[out_index] += t.dy
+            if scratch_index is not None:
+                a[scratch_index] = addr(t.scratch)
+            calls.append(a)
+        return calls
+
     pool = cpu.kernel_pool
     if pool is not None:
         try:
-            pool.run("wk_" + name, calls, consts=[*consts, *(t.p for t in tiles)], ins=[x], outs=[out],
+            # (the pool builds the calls only when it has no job table for them yet)
+            pool.run("wk_" + name, make_calls, consts=[*consts, *(t.p for t in tiles)], ins=[x], outs=[out],
                      scratch=[t.scratch for t in tiles], chained=x if chained else None, keep_image=planned,
                      cache=cache)
             return
         except PoolFull as e:
             cpu.decline(name, f"ran on one thread: {e}")
-    cpu.run_calls(getattr(cpu.library, name), calls)
+    cpu.run_calls(getattr(cpu.library, name), make_calls())
 
 
 class _Plan:
