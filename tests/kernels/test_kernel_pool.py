@@ -174,6 +174,43 @@ def test_a_pool_with_another_kernel_build_is_not_used(native, native_lib):
         port.helpers.shutdown()
 
 
+def test_a_chain_whose_writer_falls_back_reads_the_new_values(pool, split_everything, monkeypatch):
+    """conv -> conv: when the first conv cannot get shared memory in a later dispatch
+    (it runs on one thread, into its numpy buffer), the second conv, still on the
+    pool, reads this dispatch's values, not an image of an earlier dispatch."""
+    def chain(b, rng):
+        x = b.input("x", {"dataType": "float32", "shape": [1, 17, 15, 8]})
+        y = b.conv2d(x, const(b, rand(rng, 12, 3, 3, 8, scale=0.3)), padding=[1] * 4,
+                     inputLayout="nhwc", filterLayout="ohwi")
+        y = b.conv2d(y, const(b, rand(rng, 16, 1, 1, 12, scale=0.3)), inputLayout="nhwc", filterLayout="ohwi")
+        return {"x": rand(rng, 1, 17, 15, 8)}, {"y": y}
+
+    rng = np.random.default_rng(3)
+    x2 = rand(rng, 1, 17, 15, 8)
+    single = Context("cpu", options={"threads": 1})
+    b = single.graph_builder()
+    _, outs = chain(b, np.random.default_rng(11))
+    expected = single.compute(b.build(outs), {"x": x2})["y"]
+    ctx = Context("cpu", options={"threads": pool.threads})
+    b = ctx.graph_builder()
+    feeds, outs = chain(b, np.random.default_rng(11))
+    graph = b.build(outs)
+    ctx.compute(graph, feeds)  # both convs on the pool; the first one's output kept as an image
+    real_alloc = pool.heap.alloc
+    first_out = 17 * 15 * 12 * 4
+
+    def alloc(nbytes):
+        if nbytes == first_out:
+            raise MemoryError("no room (test)")
+        return real_alloc(nbytes)
+
+    monkeypatch.setattr(pool.heap, "alloc", alloc)
+    got = ctx.compute(graph, {"x": x2})["y"]
+    assert "kernel pool's memory is full" in ctx.backend.fallback_reasons["conv2d"]
+    np.testing.assert_array_equal(got, expected)
+    ctx.destroy()
+
+
 def test_a_full_pool_runs_the_call_on_one_thread(native, native_lib, split_everything):
     """When the shared memory cannot hold a job's arrays, the call runs on the
     calling thread (same result) and the fallback reason says why."""

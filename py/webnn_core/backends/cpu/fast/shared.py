@@ -190,6 +190,8 @@ class KernelPool:
         except Exception as e:  # noqa: BLE001 - the shared memory is full (or would be)
             for s in temps + [o[1] for o in out_images]:
                 self.heap.free(s)
+            for a in outs:  # written on one thread now: an image of an earlier dispatch is stale
+                self._forget(id(a), self._images)
             raise PoolFull(f"the kernel pool's memory is full: {e}") from e
         try:
             # Keyed only by where the inputs and outputs lie in *shared* memory: a
