@@ -119,6 +119,28 @@ def test_calls_below_pool_min_work_stay_on_the_calling_thread(pool, monkeypatch)
     assert pool.jobs > jobs
 
 
+def test_concat_slices_cross_the_shared_memory_alone(pool, split_everything):
+    """A fire module's expand convs write channel slices of one concat buffer: on the
+    pool each writes a contiguous array (copied into its slice after the job), so no
+    slice's extent - most of the concat buffer - is copied into the shared memory."""
+    fn = CASES["fire module (in-place concat) + pool"]
+    single, _ = run(fn, 1)
+    sizes = []
+    real_put = pool.port.put
+    pool.port.put = lambda dst, src, n: sizes.append(n) or real_put(dst, src, n)
+    try:
+        out, _ = run(fn, pool.threads)
+    finally:
+        del pool.port.put
+    np.testing.assert_array_equal(out["y"], single["y"])
+    x, squeezed, concat = 15 * 13 * 16 * 4, 15 * 13 * 8 * 4, 15 * 13 * 24 * 4
+    # per dispatch: the graph input; the squeeze output for its second reader; the
+    # concat buffer for the pool (constants go in once, on the first dispatch)
+    activations = [n for n in sizes if n in (x, squeezed, concat)]
+    assert sorted(activations) == sorted([x, squeezed, concat] * 2)
+    assert not [n for n in sizes if squeezed < n < concat * 2 and n not in (x, concat)], sizes
+
+
 def test_pool_matches_numpy_reference(pool, split_everything):
     fn = CASES["conv 3x3 stride 2, asymmetric padding"]
     ref, _ = run(fn, 1, fastPaths=False)

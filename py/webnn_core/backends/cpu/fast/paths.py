@@ -190,7 +190,7 @@ class _Plan:
     Holds references to every array whose address it caches."""
 
     __slots__ = ("backend", "fn", "name", "args", "x_index", "x_expected", "out", "out_index", "out_shape", "keep",
-                 "tiles", "cpu", "scratch_index", "consts", "tables")
+                 "tiles", "cpu", "scratch_index", "consts", "tables", "scatter")
 
     def __call__(self, x):
         args = self.args
@@ -207,15 +207,19 @@ class _Plan:
             args[self.out_index] = addr(out)
         if self.tiles:
             _run_tiles(self.cpu, self.name, args, self.tiles, self.x_index, self.out_index, self.scratch_index, x, out,
-                       self.consts, chained, out is self.out, self.tables)
+                       self.consts, chained, out is self.out and self.scatter is None, self.tables)
         else:
             self.fn(*args)
+        if self.scatter is not None:
+            self.scatter[...] = out
+            return self.scatter
         return out
 
 
 def _make_plan(backend, name, args, x_index, x_expected, out, out_index, out_shape, keep, tiles=None, cpu=None,
-               scratch_index=None, consts=()) -> _Plan:
+               scratch_index=None, consts=(), scatter=None) -> _Plan:
     plan = _Plan()
+    plan.scatter = scatter
     plan.tiles = tiles
     plan.cpu = cpu
     plan.scratch_index = scratch_index
@@ -245,22 +249,29 @@ def _conv_plan(cpu, backend, scratch, attrs, x_shape, lo, hi):
     out = attrs.get("_out")
     ldy = out.strides[2] // 4 if out is not None else prep.out_channels
     p = _conv_params(prep, attrs, tuple(x_shape), ldy)
+    parts = _conv_parts(cpu, prep, p)
+    scatter = None
+    if parts > 1 and out is not None and not out.flags.c_contiguous and cpu.kernel_pool is not None:
+        # A channel slice of a concat buffer, split on the kernel pool: the job would copy
+        # the slice's whole extent (most of the buffer) into the shared memory and back.
+        # Write a contiguous array instead (only its bytes cross) and copy it into the slice.
+        scatter, out = out, np.empty(out.shape, F32)
+        p = _conv_params(prep, attrs, tuple(x_shape), prep.out_channels)
     out_shape = (x_shape[0], int(p[4]), int(p[5]), prep.out_channels)
     bias = 0 if prep.bias is None else addr(prep.bias)
     keep = [p, prep]
-    parts = _conv_parts(cpu, prep, p)
     if prep.kind == "dw":
         args = [addr(p), 0, addr(prep.w), bias, 0, lo, hi]
         tiles = _tiles(p, parts, False, 0) if parts > 1 else None
         return _make_plan(backend, "dwconv2d", args, 1, attrs.get("_x"), out, 4, out_shape, keep, tiles, cpu,
-                          consts=prep.consts)
+                          consts=prep.consts, scatter=scatter)
     n = int(p[17]) * prep.k
     tiles = _tiles(p, parts, tiling.is_direct_conv(p), n) if parts > 1 else None
     s = scratch(n) if tiles is None else np.empty(0, F32)
     keep.append(s)  # the plan owns its scratch even if the shared one is replaced
     args = [addr(p), 0, addr(prep.w), bias, 0, addr(s), lo, hi]
     return _make_plan(backend, "conv2d", args, 1, attrs.get("_x"), out, 4, out_shape, keep, tiles, cpu, 5,
-                      prep.consts)
+                      prep.consts, scatter)
 
 
 def _conv(cpu, name, attrs, x, w, bias, lo, hi):
