@@ -453,3 +453,19 @@ WK_EXPORT void wk_binary(int op, int n, const float *a, int sa, const float *b, 
     y[i] = op == 0 ? u + v : op == 1 ? u - v : op == 2 ? u * v : u / v;
   }
 }
+
+/* ----------------------------------------------------- channel shuffle -- */
+
+/* The channel shuffle of P pixels of C = g * cg channels (NHWC):
+ * y[p][j * g + i] = x[p][i * cg + j]. A pure copy, any 4-byte element type. */
+WK_EXPORT void wk_shuffle(int P, int g, int cg, const float *x, float *y) {
+  const int C = g * cg;
+  for (int p = 0; p < P; p++) {
+    const float *xp = x + p * C;
+    float *yp = y + p * C;
+    for (int i = 0; i < g; i++) {
+      const float *src = xp + i * cg;
+      for (int j = 0; j < cg; j++) yp[j * g + i] = src[j];
+    }
+  }
+}

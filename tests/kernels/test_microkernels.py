@@ -295,6 +295,16 @@ def test_binary_kernel_is_numpy_float32(backend, op, sa, sb):
     assert np.isnan(y[nan]).all()
 
 
+@pytest.mark.parametrize("p,g,cg", [(1, 2, 1), (7, 4, 34), (33, 3, 5), (5, 8, 68)])
+def test_shuffle_kernel_is_the_reshape_transpose_reshape(backend, p, g, cg):
+    x = rand(p, g * cg)
+    x[0, 0] = np.nan  # moved, not computed
+    y = np.empty_like(x)
+    backend.shuffle(p, g, cg, paths.addr(x), paths.addr(y))
+    ref = x.reshape(p, g, cg).transpose(0, 2, 1).reshape(p, g * cg)
+    np.testing.assert_array_equal(y.view(np.uint32), ref.view(np.uint32))
+
+
 def _binary_graph(op, a_shape, b_shape, b_const=False, b_value=None):
     ctx = Context("cpu")
     gb = ctx.graph_builder()

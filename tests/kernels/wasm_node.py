@@ -158,6 +158,9 @@ class NodeWasmBackend:
     def powq(self, n, x, y, q):
         self._call("wk_powq", [n, _Buf(x, 4 * n), _Buf(y, 4 * n, out=True), q])
 
+    def shuffle(self, P, g, cg, x, y):
+        self._call("wk_shuffle", [P, g, cg, _Buf(x, 4 * P * g * cg), _Buf(y, 4 * P * g * cg, out=True)])
+
     def binary(self, op, n, a, sa, b, sb, y):
         self._call("wk_binary", [op, n, _Buf(a, 4 * max(1, n * sa)), sa, _Buf(b, 4 * max(1, n * sb)), sb,
                                  _Buf(y, 4 * n, out=True)])

@@ -26,6 +26,7 @@ SIGNATURES = {
     "wk_clamp": "ippff",
     "wk_powq": "ippi",
     "wk_binary": "iipipip",
+    "wk_shuffle": "iiipp",
 }
 
 

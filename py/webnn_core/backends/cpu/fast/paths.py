@@ -566,6 +566,23 @@ def div(cpu, attrs, a, b):
     return _binary(cpu, "div", a, b)
 
 
+# -------------------------------------------------------- channel shuffle --
+def channel_shuffle(cpu, attrs, x):
+    """compile.py's channelShuffle step (a reshape/transpose chain): wk_shuffle,
+    one pass, instead of numpy's copy of a view whose inner axis is g long."""
+    backend = cpu.library
+    if backend is None:
+        return _no_library(cpu, "channelShuffle")
+    g = attrs["groups"]
+    if x.dtype != F32 or g == 1 or x.size < 1024:
+        return cpu.decline("channelShuffle", "not a float32 shuffle of >= 1024 elements")
+    xc = _c(x)
+    c = xc.shape[-1]
+    y = np.empty(attrs["shape"], F32)
+    backend.shuffle(xc.size // c, g, c // g, addr(xc), addr(y))
+    return y
+
+
 # ----------------------------------------------------------------- concat --
 def concat(cpu, attrs, *xs):
     """A concat whose producers (compiled convolutions) already wrote their
@@ -592,6 +609,7 @@ FAST_PATHS = {
     "relu": relu,
     "clamp": clamp,
     "concat": concat,
+    "channelShuffle": channel_shuffle,
     "pow": pow_,
     "add": add,
     "sub": sub,
