@@ -469,3 +469,23 @@ WK_EXPORT void wk_shuffle(int P, int g, int cg, const float *x, float *y) {
     }
   }
 }
+
+/* ----------------------------------------------------------- transpose -- */
+
+/* y = x^T for `batch` row-major rows x cols matrices (NCHW <-> NHWC of each
+ * image: C x HW <-> HW x C), in 8 x 8 blocks; a pure copy, any 4-byte type. */
+WK_EXPORT void wk_transpose(int batch, int rows, int cols, const float *x, float *y) {
+  for (int b = 0; b < batch; b++) {
+    const float *xb = x + b * rows * cols;
+    float *yb = y + b * rows * cols;
+    for (int i0 = 0; i0 < rows; i0 += 8) {
+      const int i1 = imin(rows, i0 + 8);
+      for (int j0 = 0; j0 < cols; j0 += 8) {
+        const int j1 = imin(cols, j0 + 8);
+        for (int i = i0; i < i1; i++) {
+          for (int j = j0; j < j1; j++) yb[j * rows + i] = xb[i * cols + j];
+        }
+      }
+    }
+  }
+}

@@ -158,6 +158,10 @@ class NodeWasmBackend:
     def powq(self, n, x, y, q):
         self._call("wk_powq", [n, _Buf(x, 4 * n), _Buf(y, 4 * n, out=True), q])
 
+    def transpose(self, batch, rows, cols, x, y):
+        n = 4 * batch * rows * cols
+        self._call("wk_transpose", [batch, rows, cols, _Buf(x, n), _Buf(y, n, out=True)])
+
     def shuffle(self, P, g, cg, x, y):
         self._call("wk_shuffle", [P, g, cg, _Buf(x, 4 * P * g * cg), _Buf(y, 4 * P * g * cg, out=True)])
 

@@ -27,6 +27,7 @@ SIGNATURES = {
     "wk_powq": "ippi",
     "wk_binary": "iipipip",
     "wk_shuffle": "iiipp",
+    "wk_transpose": "iiipp",
 }
 
 
