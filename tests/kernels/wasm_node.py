@@ -155,6 +155,20 @@ class NodeWasmBackend:
     def clamp(self, n, x, y, lo, hi):
         self._call("wk_clamp", [n, _Buf(x, 4 * n), _Buf(y, 4 * n, out=True), float(lo), float(hi)])
 
+    def powq(self, n, x, y, q):
+        self._call("wk_powq", [n, _Buf(x, 4 * n), _Buf(y, 4 * n, out=True), q])
+
+    def transpose(self, batch, rows, cols, x, y):
+        n = 4 * batch * rows * cols
+        self._call("wk_transpose", [batch, rows, cols, _Buf(x, n), _Buf(y, n, out=True)])
+
+    def shuffle(self, P, g, cg, x, y):
+        self._call("wk_shuffle", [P, g, cg, _Buf(x, 4 * P * g * cg), _Buf(y, 4 * P * g * cg, out=True)])
+
+    def binary(self, op, n, a, sa, b, sb, y):
+        self._call("wk_binary", [op, n, _Buf(a, 4 * max(1, n * sa)), sa, _Buf(b, 4 * max(1, n * sb)), sb,
+                                 _Buf(y, 4 * n, out=True)])
+
     def probe(self):
         """A tiny GEMM: raises if Node cannot instantiate or run the module."""
         a = np.ones((1, 1), np.float32)

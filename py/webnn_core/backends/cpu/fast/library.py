@@ -24,6 +24,10 @@ SIGNATURES = {
     "wk_maxpool2d": "ppp",
     "wk_avgpool2d": "ppp",
     "wk_clamp": "ippff",
+    "wk_powq": "ippi",
+    "wk_binary": "iipipip",
+    "wk_shuffle": "iiipp",
+    "wk_transpose": "iiipp",
 }
 
 
