@@ -28,8 +28,9 @@ def operand(shape, dtype="float32", constant=False, low=-2.0, high=2.0, positive
     return {"dataType": dtype, "shape": list(shape), "data": data.ravel().tolist(), "constant": constant}
 
 
-def case(name, expr, ops, tol=1e-5, **operands):
-    return {"name": name, "expr": expr, "ops": ops, "tol": tol, "operands": operands}
+def case(name, expr, ops, tol=1e-5, kernels=(), **operands):
+    """`kernels`: kernel variants (engineStats gpu_kernels, e.g. "conv2d.tiled") the graph must run."""
+    return {"name": name, "expr": expr, "ops": ops, "tol": tol, "operands": operands, "kernels": list(kernels)}
 
 
 def halves(values):
@@ -105,7 +106,31 @@ CASES = [
     case("conv2d-grouped-hwio-clamp", "b.clamp(b.conv2d(x, w, {groups: 2, filterLayout: 'hwio'}), {minValue: 0, maxValue: 6})",
          ["conv2d", "clamp"], tol=1e-4, x=operand((1, 4, 5, 5)), w=operand((3, 3, 2, 6), constant=True)),
     case("conv2d-depthwise-nhwc-ihwo", "b.conv2d(x, w, {groups: 4, inputLayout: 'nhwc', filterLayout: 'ihwo', padding: [1, 1, 1, 1]})",
-         ["conv2d"], tol=1e-4, x=operand((1, 6, 6, 4)), w=operand((1, 3, 3, 4), constant=True)),
+         ["conv2d"], tol=1e-4, kernels=["conv2d.direct"], x=operand((1, 6, 6, 4)), w=operand((1, 3, 3, 4), constant=True)),
+    # The tiled conv2d (implicit GEMM, >= 16 output channels per group): tiles of 32 pixels x 32
+    # channels (64 x 16 for 16-channel groups), K in steps of 16; every size below leaves a
+    # remainder in the pixels, the channels and K unless said otherwise.
+    case("conv2d-tiled-nhwc-ohwi-3x3-bias-relu", "b.relu(b.conv2d(x, w, {padding: [1, 1, 1, 1], bias: c,"
+         " inputLayout: 'nhwc', filterLayout: 'ohwi'}))", ["conv2d", "relu"], tol=1e-4, kernels=["conv2d.tiled"],
+         x=operand((1, 9, 7, 5)), w=operand((19, 3, 3, 5), constant=True), c=operand((19,), constant=True)),
+    case("conv2d-tiled-nchw-1x1-batch2", "b.conv2d(x, w)", ["conv2d"], tol=1e-4, kernels=["conv2d.tiled"],
+         x=operand((2, 21, 5, 6)), w=operand((17, 21, 1, 1), constant=True)),
+    case("conv2d-tiled-strided-dilated-hwio-relu6", "b.clamp(b.conv2d(x, w, {strides: [2, 3], dilations: [2, 1],"
+         " padding: [1, 2, 0, 1], filterLayout: 'hwio'}), {minValue: 0, maxValue: 6})", ["conv2d", "clamp"], tol=1e-4,
+         kernels=["conv2d.tiled"], x=operand((1, 3, 11, 13)), w=operand((3, 3, 3, 33), constant=True)),
+    case("conv2d-tiled-grouped-ihwo", "b.conv2d(x, w, {groups: 2, filterLayout: 'ihwo', bias: c})", ["conv2d"],
+         tol=1e-4, kernels=["conv2d.tiled"], x=operand((1, 6, 7, 7)), w=operand((3, 3, 3, 36), constant=True),
+         c=operand((36,))),
+    # 16 channels, 8x8 pixels: exactly one 64 x 16 tile, K = 64 (no remainder anywhere).
+    case("conv2d-tiled-exact-tile-nhwc-1x1", "b.conv2d(x, w, {inputLayout: 'nhwc', filterLayout: 'ohwi'})", ["conv2d"],
+         tol=1e-4, kernels=["conv2d.tiled"], x=operand((1, 8, 8, 64)), w=operand((16, 1, 1, 64), constant=True)),
+    # SqueezeNet's first layer, shrunk: 7x7 stride 2 on 3 channels, "same-upper" padding, 96 outputs.
+    case("conv2d-tiled-7x7-s2-nhwc-bias-relu", "b.relu(b.conv2d(x, w, {strides: [2, 2], padding: [2, 3, 2, 3], bias: c,"
+         " inputLayout: 'nhwc', filterLayout: 'ohwi'}))", ["conv2d", "relu"], tol=1e-4, kernels=["conv2d.tiled"],
+         x=operand((1, 23, 21, 3)), w=operand((96, 7, 7, 3), constant=True), c=operand((96,), constant=True)),
+    case("conv2d-tiled-f16-gelu", "b.gelu(b.conv2d(x, w, {padding: [1, 0, 1, 0]}))", ["conv2d", "gelu"], tol=F16,
+         kernels=["conv2d.tiled"], x=operand((1, 4, 9, 9), "float16", low=-1, high=1),
+         w=operand((16, 4, 3, 3), "float16", low=-0.5, high=0.5, constant=True)),
     case("averagePool2d-padded", "b.averagePool2d(x, {windowDimensions: [3, 3], padding: [1, 1, 1, 1], strides: [2, 2]})",
          ["averagePool2d"], x=operand((1, 2, 7, 7))),
     case("averagePool2d-global", "b.averagePool2d(x)", ["averagePool2d"], x=operand((1, 3, 5, 4))),
@@ -332,6 +357,8 @@ def test_op_on_gpu_matches_numpy_reference(op_results, c):
     assert after.get("dispatches_gpu", 0) == before.get("dispatches_gpu", 0) + 1
     for op in c["ops"]:
         assert result["gpuOps"].get(op, 0) >= 1, (op, result["gpuOps"])
+    for kernel in c["kernels"]:
+        assert result["kernels"].get(kernel, 0) > result["kernelsBefore"].get(kernel, 0), (kernel, result["kernels"])
     for name, ref in result["cpu"].items():
         got = result["gpu"][name]
         assert got["shape"] == ref["shape"] and got["dataType"] == ref["dataType"]

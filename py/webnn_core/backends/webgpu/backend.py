@@ -38,6 +38,7 @@ from ...errors import NotSupportedError, UnknownError
 from ..base import Backend
 from ..cpu import CpuBackend
 from .kernels import Decline
+from .kernels.conv import CONV_KERNELS
 from .plan import plan_graph
 from .wgsl import BUFFER_TYPES, buffer_bytes
 
@@ -120,6 +121,11 @@ class WebGPUBackend(Backend):
         self._next_id = 0
         self.counts = Counter()
         self.gpu_ops = Counter()  # op name -> nodes run on the GPU, over all dispatches
+        self.gpu_kernels = Counter()  # kernel variant ("conv2d.tiled", ...) -> steps run, over all dispatches
+        # The planner's kernel choices (plan.plan_graph options): conv2d "auto" | "tiled" | "direct"
+        # (WEBNN_POLYFILL_CONFIG.webgpuConv2d; docs/architecture.md "The webgpu plan").
+        conv = (info.get("options") or {}).get("conv2d", "auto")
+        self.plan_options = {"conv2d": conv if conv in CONV_KERNELS else "auto"}
         self.partitions: list = []  # graphs placed on the cpu fallback, with the reason
 
     # -- the outbox -------------------------------------------------------------------
@@ -149,7 +155,7 @@ class WebGPUBackend(Backend):
             plan.fallback  # noqa: B018 - compile now, at build(), as the cpu backend does
             return plan
         try:
-            gpu = plan_graph(graph, self.limits)
+            gpu = plan_graph(graph, self.limits, self.plan_options)
         except Decline as e:
             self.counts["graphs_cpu"] += 1
             self.partitions.append({"graph": len(self.partitions) + self.counts["graphs_gpu"], "reason": str(e)})
@@ -254,6 +260,7 @@ class WebGPUBackend(Backend):
             storage.on_gpu = True
         self.counts["dispatches_gpu"] += 1
         self.gpu_ops.update(plan.gpu.ops)
+        self.gpu_kernels.update(plan.gpu.kernels)
         return outputs
 
     def _dispatch_cpu(self, plan, inputs, outputs):
@@ -288,5 +295,6 @@ class WebGPUBackend(Backend):
         return {"backend": self.name, "webgpu": self.active, "accelerated": self.active, "adapter": self.adapter,
                 "reason": self.reason,
                 "gpu_device": self.gpu_device is not None or self.token is not None,
-                "counts": dict(self.counts), "gpu_ops": dict(self.gpu_ops), "partitions": list(self.partitions),
+                "counts": dict(self.counts), "gpu_ops": dict(self.gpu_ops), "gpu_kernels": dict(self.gpu_kernels), "plan_options": dict(self.plan_options),
+                "partitions": list(self.partitions),
                 "fallback": self.fallback.status()}
