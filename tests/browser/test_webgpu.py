@@ -28,9 +28,11 @@ def operand(shape, dtype="float32", constant=False, low=-2.0, high=2.0, positive
     return {"dataType": dtype, "shape": list(shape), "data": data.ravel().tolist(), "constant": constant}
 
 
-def case(name, expr, ops, tol=1e-5, kernels=(), **operands):
-    """`kernels`: kernel variants (engineStats gpu_kernels, e.g. "conv2d.tiled") the graph must run."""
-    return {"name": name, "expr": expr, "ops": ops, "tol": tol, "operands": operands, "kernels": list(kernels)}
+def case(name, expr, ops, tol=1e-5, kernels=(), conv=None, **operands):
+    """`kernels`: kernel variants (engineStats gpu_kernels, e.g. "conv2d.tiled") the graph must run;
+    `conv`: run it on a gpu context whose planner forces that conv2d kernel ("tiled", "direct")."""
+    return {"name": name, "expr": expr, "ops": ops, "tol": tol, "operands": operands, "kernels": list(kernels),
+            "conv": conv}
 
 
 def halves(values):
@@ -109,28 +111,39 @@ CASES = [
          ["conv2d"], tol=1e-4, kernels=["conv2d.direct"], x=operand((1, 6, 6, 4)), w=operand((1, 3, 3, 4), constant=True)),
     # The tiled conv2d (implicit GEMM, >= 16 output channels per group): tiles of 32 pixels x 32
     # channels (64 x 16 for 16-channel groups), K in steps of 16; every size below leaves a
-    # remainder in the pixels, the channels and K unless said otherwise.
+    # remainder in the pixels, the channels and K unless said otherwise. On SwiftShader the
+    # planner's "auto" tiles only spatial filters with K >= 64 (kernels/conv.py), so most of
+    # these run on a context told to tile (conv="tiled").
     case("conv2d-tiled-nhwc-ohwi-3x3-bias-relu", "b.relu(b.conv2d(x, w, {padding: [1, 1, 1, 1], bias: c,"
          " inputLayout: 'nhwc', filterLayout: 'ohwi'}))", ["conv2d", "relu"], tol=1e-4, kernels=["conv2d.tiled"],
-         x=operand((1, 9, 7, 5)), w=operand((19, 3, 3, 5), constant=True), c=operand((19,), constant=True)),
-    case("conv2d-tiled-nchw-1x1-batch2", "b.conv2d(x, w)", ["conv2d"], tol=1e-4, kernels=["conv2d.tiled"],
+         conv="tiled", x=operand((1, 9, 7, 5)), w=operand((19, 3, 3, 5), constant=True), c=operand((19,), constant=True)),
+    case("conv2d-tiled-nchw-1x1-batch2", "b.conv2d(x, w)", ["conv2d"], tol=1e-4, kernels=["conv2d.tiled"], conv="tiled",
          x=operand((2, 21, 5, 6)), w=operand((17, 21, 1, 1), constant=True)),
+    case("conv2d-tiled-nhwc-1x1-input-filter", "b.conv2d(x, w, {inputLayout: 'nhwc', filterLayout: 'ohwi'})", ["conv2d"],
+         tol=1e-4, kernels=["conv2d.tiled"], conv="tiled", x=operand((1, 5, 7, 40)), w=operand((33, 1, 1, 40))),
     case("conv2d-tiled-strided-dilated-hwio-relu6", "b.clamp(b.conv2d(x, w, {strides: [2, 3], dilations: [2, 1],"
          " padding: [1, 2, 0, 1], filterLayout: 'hwio'}), {minValue: 0, maxValue: 6})", ["conv2d", "clamp"], tol=1e-4,
-         kernels=["conv2d.tiled"], x=operand((1, 3, 11, 13)), w=operand((3, 3, 3, 33), constant=True)),
+         kernels=["conv2d.tiled"], conv="tiled", x=operand((1, 3, 11, 13)), w=operand((3, 3, 3, 33), constant=True)),
     case("conv2d-tiled-grouped-ihwo", "b.conv2d(x, w, {groups: 2, filterLayout: 'ihwo', bias: c})", ["conv2d"],
-         tol=1e-4, kernels=["conv2d.tiled"], x=operand((1, 6, 7, 7)), w=operand((3, 3, 3, 36), constant=True),
-         c=operand((36,))),
+         tol=1e-4, kernels=["conv2d.tiled"], conv="tiled", x=operand((1, 6, 7, 7)), w=operand((3, 3, 3, 36)),
+         c=operand((36,))),  # a filter that is no constant: read in place through its strides
     # 16 channels, 8x8 pixels: exactly one 64 x 16 tile, K = 64 (no remainder anywhere).
     case("conv2d-tiled-exact-tile-nhwc-1x1", "b.conv2d(x, w, {inputLayout: 'nhwc', filterLayout: 'ohwi'})", ["conv2d"],
-         tol=1e-4, kernels=["conv2d.tiled"], x=operand((1, 8, 8, 64)), w=operand((16, 1, 1, 64), constant=True)),
-    # SqueezeNet's first layer, shrunk: 7x7 stride 2 on 3 channels, "same-upper" padding, 96 outputs.
-    case("conv2d-tiled-7x7-s2-nhwc-bias-relu", "b.relu(b.conv2d(x, w, {strides: [2, 2], padding: [2, 3, 2, 3], bias: c,"
-         " inputLayout: 'nhwc', filterLayout: 'ohwi'}))", ["conv2d", "relu"], tol=1e-4, kernels=["conv2d.tiled"],
-         x=operand((1, 23, 21, 3)), w=operand((96, 7, 7, 3), constant=True), c=operand((96,), constant=True)),
+         tol=1e-4, kernels=["conv2d.tiled"], conv="tiled", x=operand((1, 8, 8, 64)), w=operand((16, 1, 1, 64), constant=True)),
     case("conv2d-tiled-f16-gelu", "b.gelu(b.conv2d(x, w, {padding: [1, 0, 1, 0]}))", ["conv2d", "gelu"], tol=F16,
-         kernels=["conv2d.tiled"], x=operand((1, 4, 9, 9), "float16", low=-1, high=1),
+         kernels=["conv2d.tiled"], conv="tiled", x=operand((1, 4, 9, 9), "float16", low=-1, high=1),
          w=operand((16, 4, 3, 3), "float16", low=-0.5, high=0.5, constant=True)),
+    # "auto" on SwiftShader: SqueezeNet's first layer (shrunk: 7x7 stride 2 on 3 channels,
+    # "same-upper" padding, 96 outputs, K = 147) is tiled; a pointwise conv stays direct.
+    case("conv2d-auto-tiled-7x7-s2-nhwc-bias-relu", "b.relu(b.conv2d(x, w, {strides: [2, 2], padding: [2, 3, 2, 3],"
+         " bias: c, inputLayout: 'nhwc', filterLayout: 'ohwi'}))", ["conv2d", "relu"], tol=1e-4, kernels=["conv2d.tiled"],
+         x=operand((1, 23, 21, 3)), w=operand((96, 7, 7, 3), constant=True), c=operand((96,), constant=True)),
+    case("conv2d-auto-direct-pointwise", "b.conv2d(x, w, {inputLayout: 'nhwc', filterLayout: 'ohwi'})", ["conv2d"],
+         tol=1e-4, kernels=["conv2d.direct"], x=operand((1, 5, 7, 40)), w=operand((33, 1, 1, 40), constant=True)),
+    # Told "direct", a wide conv that "auto" would tile runs the direct kernel.
+    case("conv2d-forced-direct-7x7", "b.conv2d(x, w, {strides: [2, 2], inputLayout: 'nhwc', filterLayout: 'ohwi'})",
+         ["conv2d"], tol=1e-4, kernels=["conv2d.direct"], conv="direct", x=operand((1, 11, 9, 3)),
+         w=operand((20, 7, 7, 3), constant=True)),
     case("averagePool2d-padded", "b.averagePool2d(x, {windowDimensions: [3, 3], padding: [1, 1, 1, 1], strides: [2, 2]})",
          ["averagePool2d"], x=operand((1, 2, 7, 7))),
     case("averagePool2d-global", "b.averagePool2d(x)", ["averagePool2d"], x=operand((1, 3, 5, 4))),
@@ -332,7 +345,7 @@ def webgpu_page(playwright, server):
 
 @pytest.fixture(scope="module")
 def op_results(webgpu_page):
-    cases = [{k: c[k] for k in ("name", "expr", "operands")} for c in CASES]
+    cases = [{k: c[k] for k in ("name", "expr", "operands", "conv")} for c in CASES]
     return webgpu_page.evaluate("(cases) => window.runCases(cases)", cases)
 
 

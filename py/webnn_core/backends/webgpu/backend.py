@@ -29,6 +29,7 @@ Without WebGPU (no adapter, or Python callers) the backend is the cpu
 fallback alone, and `status()` says why."""
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import numpy as np
@@ -42,6 +43,9 @@ from .kernels.conv import CONV_KERNELS
 from .plan import plan_graph
 from .wgsl import BUFFER_TYPES, buffer_bytes
 
+
+# Adapters that run shaders on the CPU (kernel choices differ there: kernels/conv.py).
+EMULATED_ADAPTERS = re.compile(r"swiftshader|llvmpipe|lavapipe|microsoft basic render|\bwarp\b", re.I)
 
 DEFAULT_LIMITS = {"maxStorageBufferBindingSize": 134217728, "maxBufferSize": 268435456,
                   "maxStorageBuffersPerShaderStage": 8, "maxComputeWorkgroupsPerDimension": 65535}
@@ -113,7 +117,9 @@ class WebGPUBackend(Backend):
         self.active = self.token is not None
         self.adapter = info.get("adapter")
         # The device's limits (WebGPU's defaults when JS sent none): plans and tensors stay within them.
-        self.limits = {**DEFAULT_LIMITS, **(info.get("limits") or {})}
+        limits = dict(info.get("limits") or {})
+        options = limits.pop("plannerOptions", None) or {}
+        self.limits = {**DEFAULT_LIMITS, **limits}
         self.reason = None if self.active else (info.get("reason") or "no WebGPU device (the gpu context runs the cpu kernels)")
         # The direct conv/pool kernels read either layout in place.
         self.preferred_input_layout = "nchw" if self.active else self.fallback.preferred_input_layout
@@ -124,8 +130,9 @@ class WebGPUBackend(Backend):
         self.gpu_kernels = Counter()  # kernel variant ("conv2d.tiled", ...) -> steps run, over all dispatches
         # The planner's kernel choices (plan.plan_graph options): conv2d "auto" | "tiled" | "direct"
         # (WEBNN_POLYFILL_CONFIG.webgpuConv2d; docs/architecture.md "The webgpu plan").
-        conv = (info.get("options") or {}).get("conv2d", "auto")
-        self.plan_options = {"conv2d": conv if conv in CONV_KERNELS else "auto"}
+        conv = options.get("conv2d", "auto")
+        self.plan_options = {"conv2d": conv if conv in CONV_KERNELS else "auto",
+                             "emulated": bool(self.adapter and EMULATED_ADAPTERS.search(self.adapter))}
         self.partitions: list = []  # graphs placed on the cpu fallback, with the reason
 
     # -- the outbox -------------------------------------------------------------------

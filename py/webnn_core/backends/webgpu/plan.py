@@ -21,7 +21,7 @@ import numpy as np
 
 from ...dtypes import contiguous_bytes
 
-from .kernels import ACTIVATIONS, ELEMENTWISE, KERNELS, Call, Decline, Literal, Scratch
+from .kernels import ACTIVATIONS, ELEMENTWISE, KERNELS, Call, Decline, Derived, Literal, Scratch
 from .kernels.copy import flat_copy
 from .kernels.elementwise import with_helpers
 from .kernels.packing import WIDE, Wide, int64_mode, pack, takes_packed, unpack
@@ -135,6 +135,14 @@ def plan_graph(graph, limits: dict, options: dict | None = None) -> GpuPlan:
         if operand.kind == "constant":
             if operand.dtype not in BUFFER_TYPES:
                 raise Decline(f"a constant is {operand.dtype} (the WGSL kernels take {', '.join(BUFFER_TYPES)})")
+            if isinstance(operand, Derived):
+                source = operand.source
+                value = graph.constants[source.source.id if isinstance(source, Wide) else source.id]
+                array = np.ascontiguousarray(operand.transform(np.asarray(value, np.float32)), np.float32)
+                s = plan.slot(buffer_bytes("float32", array.shape), "constant")
+                plan.constants[s] = array
+                slot_of[operand.id] = s
+                return s
             s = plan.slot(nbytes(operand), "constant")
             if isinstance(operand, Literal):
                 plan.constants[s] = operand.array
@@ -189,8 +197,10 @@ def plan_graph(graph, limits: dict, options: dict | None = None) -> GpuPlan:
         inputs, views, unpacks, packs = widen(node, op, outputs)
         call = Call(op, node.kernel_params(), inputs, views, node.label, activation, options)
         steps = [*unpacks, *template(call), *packs]
-        for o, v in zip(node.inputs, inputs):  # inputs get their slots before the outputs take free ones
-            if o is not None:
+        # Inputs get their slots before the outputs take free ones (constants get theirs when a
+        # step binds them: a template may bind a Derived form instead).
+        for o, v in zip(node.inputs, inputs):
+            if o is not None and o.kind != "constant":
                 slot_for(v if isinstance(v, Wide) and v.kind == "constant" else o)
         scratch: dict = {}  # id(Scratch) -> slot, for this node's steps
         for step in steps:

@@ -41,6 +41,23 @@ class Literal:
         self.shape = (self.array.size,)
 
 
+class Derived:
+    """A constant the planner computes from a constant operand's value at
+    build() (`transform(value as float32) -> array`), e.g. a filter rearranged
+    for a tiled kernel; the operand's own buffer is then not made unless
+    another step binds it."""
+
+    __slots__ = ("source", "transform", "id", "kind", "dtype", "shape")
+
+    def __init__(self, source, transform, key, dtype="float32"):
+        self.source = source
+        self.transform = transform
+        self.id = ("derived", source.id, key)  # equal keys share one buffer
+        self.kind = "constant"
+        self.dtype = dtype
+        self.shape = None  # set by the planner from the transform's result
+
+
 class Call:
     """One node as a kernel sees it: the op's kernel parameters (`attrs`, the
     op's `infer` attrs), its input and output operands (dtype, shape), its
