@@ -151,12 +151,13 @@ def conv2d_direct(call: Call) -> list:
 # Implicit GEMM. Rows m = output pixels (n, oy, ox), columns = output channels
 # of group wg.z, K = (ky, kx, ci) with ci fastest. 64 threads: thread t loads
 # A column t % BK of rows t / BK + j * (64 / BK) (its rows' pixel offsets are
-# computed once) and B column t % BN; it computes rows ty + i * BM / 4 (i < 4)
-# by columns 4 tx .. 4 tx + 3. Rows past the last pixel (and, on strided filter
+# computed once) and B column t % BN; it computes rows 4 ty .. 4 ty + 3 by
+# columns 4 tx .. 4 tx + 3, reading one vec4 of each tile per k (both tiles are
+# stored k-major in vec4s: ta[k][row / 4][row % 4], tb[k][col / 4][col % 4]). Rows past the last pixel (and, on strided filter
 # reads, columns past the last channel) are clamped to the last one: their sums
 # are never stored, so the loads need no test for them.
-TILED = Template("""var<workgroup> ta: array<f32, $a_size>;  // [BM][BK] input patches
-var<workgroup> tb: array<f32, $b_size>;  // [BK][BN] filters
+TILED = Template("""var<workgroup> ta: array<vec4<f32>, $a_size>;  // [BK][BM / 4] input patches
+var<workgroup> tb: array<vec4<f32>, $b_size>;  // [BK][BN / 4] filters
 $act
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
@@ -189,19 +190,19 @@ $b_load
     }
     workgroupBarrier();
     for (var kk = 0u; kk < ${bk}u; kk = kk + 1u) {
-      let bi = kk * ${bn}u + tx * 4u;
-      let b = vec4<f32>(tb[bi], tb[bi + 1u], tb[bi + 2u], tb[bi + 3u]);
-      acc0 = acc0 + ta[ty * ${bk}u + kk] * b;
-      acc1 = acc1 + ta[(ty + ${row_step}u) * ${bk}u + kk] * b;
-      acc2 = acc2 + ta[(ty + ${row_step2}u) * ${bk}u + kk] * b;
-      acc3 = acc3 + ta[(ty + ${row_step3}u) * ${bk}u + kk] * b;
+      let a = ta[kk * ${bm4}u + ty];
+      let b = tb[kk * ${bn4}u + tx];
+      acc0 = acc0 + a.x * b;
+      acc1 = acc1 + a.y * b;
+      acc2 = acc2 + a.z * b;
+      acc3 = acc3 + a.w * b;
     }
     workgroupBarrier();
   }
-  store(m0 + ty, o0 + tx * 4u, g, acc0);
-  store(m0 + ty + ${row_step}u, o0 + tx * 4u, g, acc1);
-  store(m0 + ty + ${row_step2}u, o0 + tx * 4u, g, acc2);
-  store(m0 + ty + ${row_step3}u, o0 + tx * 4u, g, acc3);
+  store(m0 + ty * 4u, o0 + tx * 4u, g, acc0);
+  store(m0 + ty * 4u + 1u, o0 + tx * 4u, g, acc1);
+  store(m0 + ty * 4u + 2u, o0 + tx * 4u, g, acc2);
+  store(m0 + ty * 4u + 3u, o0 + tx * 4u, g, acc3);
 }
 
 // Output pixel m, channels oc .. oc + 3 of group g (those that exist), + bias, activation.
@@ -260,14 +261,14 @@ def conv2d_tiled(call: Call) -> list:
     k = kh * kw * ig
     kp, ogp = -(-k // bk) * bk, -(-og // bn) * bn
     k_test = "" if k % bk == 0 else f"k < {k}u && "
-    a_row = f"(t / {bk}u + j * {64 // bk}u) * {bk}u + ak"
+    a_row = f"ak * {bm // 4}u + r / 4u][r % 4u"  # ta[a_row] = element (r, ak)
     if kh == kw == 1 and (sh, sw) == (1, 1) and not any(a["padding"]):
         # Pointwise: the patch is the pixel itself.
         row_decl, row_init = "", f"    xb[j] = n * {xn}u + g * {ig * xc}u + (p / {ow}u) * {xh}u + (p % {ow}u) * {xw}u;"
         value = f"x_[xb[j] + k * {xc}u]"
         load = f"      ta[{a_row}] = {value};" if not k_test else \
             f"      var v = 0.0;\n      if (k < {k}u) {{ v = {value}; }}\n      ta[{a_row}] = v;"
-        a_load = f"    for (var j = 0u; j < {bm * bk // 64}u; j = j + 1u) {{\n{load}\n    }}"
+        a_load = f"    for (var j = 0u; j < {bm * bk // 64}u; j = j + 1u) {{\n      let r = t / {bk}u + j * {64 // bk}u;\n{load}\n    }}"
     else:
         row_decl = f"  var y0: array<i32, {bm * bk // 64}>;\n  var x0: array<i32, {bm * bk // 64}>;"
         row_init = (f"    xb[j] = n * {xn}u + g * {ig * xc}u;\n"
@@ -277,6 +278,7 @@ def conv2d_tiled(call: Call) -> list:
     let dx = i32(((k / {ig}u) % {kw}u) * {dw}u);
     let xk = (k % {ig}u) * {xc}u;
     for (var j = 0u; j < {bm * bk // 64}u; j = j + 1u) {{
+      let r = t / {bk}u + j * {64 // bk}u;
       let iy = y0[j] + dy;
       let ix = x0[j] + dx;
       var v = 0.0;
@@ -287,18 +289,18 @@ def conv2d_tiled(call: Call) -> list:
     if w.kind == "constant":  # rearranged at build(): [G][Kp][OGp], zero-padded, read without tests
         filt = Derived(w, packed_filter(perm, groups, kp, ogp), ("conv2d.tiled", tuple(perm), groups, kp, ogp))
         b_setup = f"  let wb = g * {kp * ogp}u + o0 + bc;"
-        b_load = f"      tb[kk * {bn}u + bc] = w_[wb + (k0 + kk) * {ogp}u];"
+        b_load = f"      tb[kk * {bn // 4}u + bc / 4u][bc % 4u] = w_[wb + (k0 + kk) * {ogp}u];"
     else:
         filt = w
         b_setup = f"  let wb = (g * {og}u + min(o0 + bc, {og - 1}u)) * {wo}u;"
         value = (f"w_[wb + (kb / {kw * ig}u) * {wy}u + ((kb / {ig}u) % {kw}u) * {wx}u + (kb % {ig}u) * {wi}u]")
         b_load = (f"      let kb = k0 + kk;\n      var v = 0.0;\n"
-                  f"      if (kb < {k}u) {{ v = {value}; }}\n      tb[kk * {bn}u + bc] = v;")
+                  f"      if (kb < {k}u) {{ v = {value}; }}\n      tb[kk * {bn // 4}u + bc / 4u][bc % 4u] = v;")
     text = TILED.substitute(
-        a_size=bm * bk, b_size=bk * bn, act=activation_fn(call, "float32"), bm=bm, bn=bn, bk=bk,
+        a_size=bm * bk // 4, b_size=bk * bn // 4, bm4=bm // 4, bn4=bn // 4, act=activation_fn(call, "float32"), bm=bm, bn=bn, bk=bk,
         a_loads=bm * bk // 64, a_step=64 // bk, b_loads=bk * bn // 64, b_step=64 // bn, m_last=m - 1,
         pixels=oh * ow, ow=ow, m=m, k=k, og=og, row_decl=row_decl, row_init=row_init, a_load=a_load,
-        b_setup=b_setup, b_load=b_load, tx_count=bn // 4, row_step=bm // 4, row_step2=bm // 2, row_step3=3 * bm // 4,
+        b_setup=b_setup, b_load=b_load, tx_count=bn // 4,
         yn=yn, yc=yc, yh=yh, yw=yw, bias=" + b_[ch]" if bias is not None else "")
     operands = [x, filt]
     if bias is not None:
