@@ -324,6 +324,25 @@ CASES = [
          " b.transpose(a)]", ["quantizeLinear", "cast", "transpose"],
          x=given("float32", [5], [-20, -3.5, 0.4, 2.5, 99]), s=given("float32", [1], [1.0], constant=True),
          z=nibbles("int4", [1], [-1], constant=True), a=nibbles("int4", [7, 1], [-8, -1, 0, 3, 7, 5, -3])),
+    # int64/uint64 arithmetic on both words: carries and borrows across the words, wrapping
+    # past 2^63 / 2^64 (numpy's), the low 64 bits of products, signed vs unsigned order.
+    case("add-sub-mul-int64-broadcast", "[b.add(x, c), b.sub(x, c), b.mul(x, c), b.mul(x, x)]", ["add", "sub", "mul"],
+         x=given("int64", [2, 4], [2 ** 32 - 1, -1, 2 ** 63 - 1, -2 ** 63, 3 * 2 ** 31 + 5, -(2 ** 40) - 3, 0, 123456789012]),
+         c=given("int64", [4], [1, 2 ** 32 + 7, -2 ** 31, 987654321987], constant=True)),
+    case("add-sub-mul-uint64", "[b.add(u, v), b.sub(u, v), b.mul(u, v)]", ["add", "sub", "mul"],
+         u=given("uint64", [5], [2 ** 64 - 1, 2 ** 32, 5, 2 ** 63, 0xFFFFFFFF]),
+         v=given("uint64", [5], [1, 1, 7, 2 ** 63 + 3, 0xFFFFFFFF])),
+    case("max-min-int64-uint64", "[b.max(x, y), b.min(x, y), b.max(u, v), b.min(u, v)]", ["max", "min"],
+         x=given("int64", [4], [-1, 2 ** 40, -(2 ** 40), 5]), y=given("int64", [4], [1, 2 ** 40 + 1, -(2 ** 40) + 1, 5]),
+         u=given("uint64", [3], [2 ** 64 - 1, 2 ** 32, 3]), v=given("uint64", [3], [1, 2 ** 32 - 1, 2 ** 33])),
+    case("compare-int64-uint64", "[b.equal(x, y), b.notEqual(x, y), b.greater(x, y), b.greaterOrEqual(x, y),"
+         " b.lesser(x, y), b.lesserOrEqual(x, y), b.greater(u, v), b.lesser(u, v)]",
+         ["equal", "notEqual", "greater", "greaterOrEqual", "lesser", "lesserOrEqual"],
+         x=given("int64", [2, 3], [-1, 2 ** 40, -(2 ** 40), 5, 2 ** 32, -(2 ** 63)]),
+         y=given("int64", [3], [1, 2 ** 40, -(2 ** 40) + 1]),
+         u=given("uint64", [3], [2 ** 64 - 1, 2 ** 32, 3]), v=given("uint64", [1], [2 ** 32])),
+    case("where-int64", "b.where(c, x, y)", ["where"], c=given("uint8", [2, 3], [1, 0, 1, 0, 0, 1]),
+         x=given("int64", [3], [2 ** 62, -5, -(2 ** 50)]), y=given("int64", [2, 1], [7, -(2 ** 63)])),
     case("split-pad-tile-reverse", "b.split(x, [1, 3], {axis: 1}).map((o, i) => i ? b.reverse(b.tile(o, [1, 1, 2])) :"
          " b.pad(o, [1, 0, 2], [0, 1, 0], {value: 7}))", ["split", "pad", "tile", "reverse"], x=operand((2, 4, 3), "int32")),
 ]

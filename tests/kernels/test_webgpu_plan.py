@@ -84,9 +84,9 @@ def test_elementwise_chains_fuse_and_temporaries_are_reused():
 @pytest.mark.parametrize("build, reason", [
     (lambda b, x: b.cumulativeSum(b.cast(x, "uint64"), 0), "cumulativeSum on uint64 has no WGSL kernel"),
     # 64-bit integers only where a 32-bit view is exact (kernels/packing.int64_mode).
-    (lambda b, x: b.cast(b.max(*[b.cast(x, "int64")] * 2), "float32"), "max on int64 has no WGSL kernel (64-bit"),
-    (lambda b, x: b.equal(*[b.cast(x, "uint64")] * 2), "equal on uint64 has no WGSL kernel"),
-    (lambda b, x: b.cast(b.add(*[b.cast(b.cast(x, "int32"), "int64")] * 2), "float32"), "add on int64 has no WGSL"),
+    (lambda b, x: b.cast(b.div(*[b.cast(x, "int64")] * 2), "float32"), "div on int64 has no WGSL kernel (64-bit"),
+    (lambda b, x: b.cast(b.reduceMax(b.cast(x, "int64")), "float32"), "reduceMax on int64 has no WGSL kernel"),
+    (lambda b, x: b.cast(b.pow(*[b.cast(b.cast(x, "int32"), "int64")] * 2), "float32"), "pow on int64 has no WGSL"),
 ])
 def test_graphs_without_kernels_go_to_the_cpu_fallback_with_the_reason(build, reason):
     ctx = gpu_context()
