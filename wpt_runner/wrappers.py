@@ -100,7 +100,13 @@ def worker_html(source_url: str, meta: Meta, scope: str, variant: str = "") -> s
     lines += _harness_tags()
     lines.append("<div id=log></div>")
     if scope == "dedicatedworker":
-        body = f"fetch_tests_from_worker(new Worker({script}));"
+        # The worker posts the polyfill's gpu-graph tally (WORKER_BACKEND_JS);
+        # report-hook.js reports it as this page's backend.
+        body = (f"const worker = new Worker({script});\n"
+                'worker.addEventListener("message", function(e) {\n'
+                '  if (e.data && e.data.type === "wpt-runner-backend") self.__wptRunnerWorkerBackend = e.data.backend;\n'
+                "});\n"
+                "fetch_tests_from_worker(worker);")
     elif scope == "sharedworker":
         body = f"fetch_tests_from_worker(new SharedWorker({script}));"
     elif scope == "serviceworker":
@@ -119,6 +125,24 @@ def worker_html(source_url: str, meta: Meta, scope: str, variant: str = "") -> s
     return "\n".join(lines) + "\n"
 
 
+# In a dedicated worker: after each subtest result (so before testharness's
+# "complete" message), post the polyfill's tally of this global's gpu-context
+# graphs (engineStats.webgpu.graphs) to the window (`wpt-runner-backend`
+# messages, which testharness ignores). Shared and service workers have no
+# such channel to their window; their pages report no backend.
+WORKER_BACKEND_JS = """add_result_callback(function() {
+  try {
+    var stats = self.webnnPolyfill && self.webnnPolyfill.engineStats.webgpu;
+    if (typeof self.postMessage !== "function" || !stats || !stats.graphs) return;
+    var g = stats.graphs, reasons = {};
+    for (var k in g.reasons) reasons[k] = g.reasons[k];
+    self.postMessage({type: "wpt-runner-backend", backend: {available: stats.available, adapter: stats.adapter,
+      reason: stats.reason, gpu: g.gpu, cpu: g.cpu, dispatchesGpu: g.dispatchesGpu,
+      dispatchesCpu: g.dispatchesCpu, reasons: reasons}});
+  } catch (e) {}
+});"""
+
+
 def worker_js(source_url: str, meta: Meta, polyfill_config) -> str:
     """``X.any.worker.js``: the script every worker flavour runs.
 
@@ -131,6 +155,8 @@ def worker_js(source_url: str, meta: Meta, polyfill_config) -> str:
         out.append(f"importScripts({_js(POLYFILL_SCRIPT)});")
     out.append(_global_js(False).rstrip("\n"))
     out.append('importScripts("/resources/testharness.js");')
+    if polyfill_config is not None:
+        out.append(WORKER_BACKEND_JS)
     if meta.title:
         out.append(f"self.META_TITLE = {_js(meta.title)};")
     for s in meta.scripts:

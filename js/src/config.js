@@ -11,6 +11,9 @@ export const CONFIG = Object.assign(
     threads: null,
     // webgpu: false keeps gpu contexts on the cpu kernels even where WebGPU works.
     webgpu: true,
+    // webgpuConv2d: the webgpu planner's conv2d kernel, 'auto' (tiled implicit GEMM for
+    // groups of >= 16 output channels, else direct), 'tiled' or 'direct' (benchmarks).
+    webgpuConv2d: 'auto',
     // startup.js: engine snapshots (Cache Storage; buildSnapshot: the one served
     // beside the runtime), fetching the runtime at script load, progress callback.
     snapshot: true, buildSnapshot: true, prefetch: true, onProgress: null },

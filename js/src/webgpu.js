@@ -102,12 +102,14 @@ export class GpuRunner {
     RUNNERS.set(this.token, this);
   }
 
-  // What the planner must respect (the core declines plans that exceed them).
+  // What the planner must respect (the core declines plans that exceed them), and the
+  // page's kernel choices (plannerOptions; CONFIG.webgpuConv2d, read at createContext).
   limits() {
     const l = this.device.limits;
     return { maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxBufferSize: l.maxBufferSize,
              maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage,
-             maxComputeWorkgroupsPerDimension: l.maxComputeWorkgroupsPerDimension };
+             maxComputeWorkgroupsPerDimension: l.maxComputeWorkgroupsPerDimension,
+             plannerOptions: { conv2d: String(CONFIG.webgpuConv2d || 'auto') } };
   }
 
   // The context is destroyed or lost: the core freed its buffers (or the device is gone).

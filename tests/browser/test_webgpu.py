@@ -28,8 +28,11 @@ def operand(shape, dtype="float32", constant=False, low=-2.0, high=2.0, positive
     return {"dataType": dtype, "shape": list(shape), "data": data.ravel().tolist(), "constant": constant}
 
 
-def case(name, expr, ops, tol=1e-5, **operands):
-    return {"name": name, "expr": expr, "ops": ops, "tol": tol, "operands": operands}
+def case(name, expr, ops, tol=1e-5, kernels=(), conv=None, **operands):
+    """`kernels`: kernel variants (engineStats gpu_kernels, e.g. "conv2d.tiled") the graph must run;
+    `conv`: run it on a gpu context whose planner forces that conv2d kernel ("tiled", "direct")."""
+    return {"name": name, "expr": expr, "ops": ops, "tol": tol, "operands": operands, "kernels": list(kernels),
+            "conv": conv}
 
 
 def halves(values):
@@ -105,7 +108,42 @@ CASES = [
     case("conv2d-grouped-hwio-clamp", "b.clamp(b.conv2d(x, w, {groups: 2, filterLayout: 'hwio'}), {minValue: 0, maxValue: 6})",
          ["conv2d", "clamp"], tol=1e-4, x=operand((1, 4, 5, 5)), w=operand((3, 3, 2, 6), constant=True)),
     case("conv2d-depthwise-nhwc-ihwo", "b.conv2d(x, w, {groups: 4, inputLayout: 'nhwc', filterLayout: 'ihwo', padding: [1, 1, 1, 1]})",
-         ["conv2d"], tol=1e-4, x=operand((1, 6, 6, 4)), w=operand((1, 3, 3, 4), constant=True)),
+         ["conv2d"], tol=1e-4, kernels=["conv2d.direct"], x=operand((1, 6, 6, 4)), w=operand((1, 3, 3, 4), constant=True)),
+    # The tiled conv2d (implicit GEMM, >= 16 output channels per group): tiles of 32 pixels x 32
+    # channels (64 x 16 for 16-channel groups), K in steps of 16; every size below leaves a
+    # remainder in the pixels, the channels and K unless said otherwise. On SwiftShader the
+    # planner's "auto" tiles only spatial filters with K >= 64 (kernels/conv.py), so most of
+    # these run on a context told to tile (conv="tiled").
+    case("conv2d-tiled-nhwc-ohwi-3x3-bias-relu", "b.relu(b.conv2d(x, w, {padding: [1, 1, 1, 1], bias: c,"
+         " inputLayout: 'nhwc', filterLayout: 'ohwi'}))", ["conv2d", "relu"], tol=1e-4, kernels=["conv2d.tiled"],
+         conv="tiled", x=operand((1, 9, 7, 5)), w=operand((19, 3, 3, 5), constant=True), c=operand((19,), constant=True)),
+    case("conv2d-tiled-nchw-1x1-batch2", "b.conv2d(x, w)", ["conv2d"], tol=1e-4, kernels=["conv2d.tiled"], conv="tiled",
+         x=operand((2, 21, 5, 6)), w=operand((17, 21, 1, 1), constant=True)),
+    case("conv2d-tiled-nhwc-1x1-input-filter", "b.conv2d(x, w, {inputLayout: 'nhwc', filterLayout: 'ohwi'})", ["conv2d"],
+         tol=1e-4, kernels=["conv2d.tiled"], conv="tiled", x=operand((1, 5, 7, 40)), w=operand((33, 1, 1, 40))),
+    case("conv2d-tiled-strided-dilated-hwio-relu6", "b.clamp(b.conv2d(x, w, {strides: [2, 3], dilations: [2, 1],"
+         " padding: [1, 2, 0, 1], filterLayout: 'hwio'}), {minValue: 0, maxValue: 6})", ["conv2d", "clamp"], tol=1e-4,
+         kernels=["conv2d.tiled"], conv="tiled", x=operand((1, 3, 11, 13)), w=operand((3, 3, 3, 33), constant=True)),
+    case("conv2d-tiled-grouped-ihwo", "b.conv2d(x, w, {groups: 2, filterLayout: 'ihwo', bias: c})", ["conv2d"],
+         tol=1e-4, kernels=["conv2d.tiled"], conv="tiled", x=operand((1, 6, 7, 7)), w=operand((3, 3, 3, 36)),
+         c=operand((36,))),  # a filter that is no constant: read in place through its strides
+    # 16 channels, 8x8 pixels: exactly one 64 x 16 tile, K = 64 (no remainder anywhere).
+    case("conv2d-tiled-exact-tile-nhwc-1x1", "b.conv2d(x, w, {inputLayout: 'nhwc', filterLayout: 'ohwi'})", ["conv2d"],
+         tol=1e-4, kernels=["conv2d.tiled"], conv="tiled", x=operand((1, 8, 8, 64)), w=operand((16, 1, 1, 64), constant=True)),
+    case("conv2d-tiled-f16-gelu", "b.gelu(b.conv2d(x, w, {padding: [1, 0, 1, 0]}))", ["conv2d", "gelu"], tol=F16,
+         kernels=["conv2d.tiled"], conv="tiled", x=operand((1, 4, 9, 9), "float16", low=-1, high=1),
+         w=operand((16, 4, 3, 3), "float16", low=-0.5, high=0.5, constant=True)),
+    # "auto" on SwiftShader: SqueezeNet's first layer (shrunk: 7x7 stride 2 on 3 channels,
+    # "same-upper" padding, 96 outputs, K = 147) is tiled; a pointwise conv stays direct.
+    case("conv2d-auto-tiled-7x7-s2-nhwc-bias-relu", "b.relu(b.conv2d(x, w, {strides: [2, 2], padding: [2, 3, 2, 3],"
+         " bias: c, inputLayout: 'nhwc', filterLayout: 'ohwi'}))", ["conv2d", "relu"], tol=1e-4, kernels=["conv2d.tiled"],
+         x=operand((1, 23, 21, 3)), w=operand((96, 7, 7, 3), constant=True), c=operand((96,), constant=True)),
+    case("conv2d-auto-direct-pointwise", "b.conv2d(x, w, {inputLayout: 'nhwc', filterLayout: 'ohwi'})", ["conv2d"],
+         tol=1e-4, kernels=["conv2d.direct"], x=operand((1, 5, 7, 40)), w=operand((33, 1, 1, 40), constant=True)),
+    # Told "direct", a wide conv that "auto" would tile runs the direct kernel.
+    case("conv2d-forced-direct-7x7", "b.conv2d(x, w, {strides: [2, 2], inputLayout: 'nhwc', filterLayout: 'ohwi'})",
+         ["conv2d"], tol=1e-4, kernels=["conv2d.direct"], conv="direct", x=operand((1, 11, 9, 3)),
+         w=operand((20, 7, 7, 3), constant=True)),
     case("averagePool2d-padded", "b.averagePool2d(x, {windowDimensions: [3, 3], padding: [1, 1, 1, 1], strides: [2, 2]})",
          ["averagePool2d"], x=operand((1, 2, 7, 7))),
     case("averagePool2d-global", "b.averagePool2d(x)", ["averagePool2d"], x=operand((1, 3, 5, 4))),
@@ -286,6 +324,25 @@ CASES = [
          " b.transpose(a)]", ["quantizeLinear", "cast", "transpose"],
          x=given("float32", [5], [-20, -3.5, 0.4, 2.5, 99]), s=given("float32", [1], [1.0], constant=True),
          z=nibbles("int4", [1], [-1], constant=True), a=nibbles("int4", [7, 1], [-8, -1, 0, 3, 7, 5, -3])),
+    # int64/uint64 arithmetic on both words: carries and borrows across the words, wrapping
+    # past 2^63 / 2^64 (numpy's), the low 64 bits of products, signed vs unsigned order.
+    case("add-sub-mul-int64-broadcast", "[b.add(x, c), b.sub(x, c), b.mul(x, c), b.mul(x, x)]", ["add", "sub", "mul"],
+         x=given("int64", [2, 4], [2 ** 32 - 1, -1, 2 ** 63 - 1, -2 ** 63, 3 * 2 ** 31 + 5, -(2 ** 40) - 3, 0, 123456789012]),
+         c=given("int64", [4], [1, 2 ** 32 + 7, -2 ** 31, 987654321987], constant=True)),
+    case("add-sub-mul-uint64", "[b.add(u, v), b.sub(u, v), b.mul(u, v)]", ["add", "sub", "mul"],
+         u=given("uint64", [5], [2 ** 64 - 1, 2 ** 32, 5, 2 ** 63, 0xFFFFFFFF]),
+         v=given("uint64", [5], [1, 1, 7, 2 ** 63 + 3, 0xFFFFFFFF])),
+    case("max-min-int64-uint64", "[b.max(x, y), b.min(x, y), b.max(u, v), b.min(u, v)]", ["max", "min"],
+         x=given("int64", [4], [-1, 2 ** 40, -(2 ** 40), 5]), y=given("int64", [4], [1, 2 ** 40 + 1, -(2 ** 40) + 1, 5]),
+         u=given("uint64", [3], [2 ** 64 - 1, 2 ** 32, 3]), v=given("uint64", [3], [1, 2 ** 32 - 1, 2 ** 33])),
+    case("compare-int64-uint64", "[b.equal(x, y), b.notEqual(x, y), b.greater(x, y), b.greaterOrEqual(x, y),"
+         " b.lesser(x, y), b.lesserOrEqual(x, y), b.greater(u, v), b.lesser(u, v)]",
+         ["equal", "notEqual", "greater", "greaterOrEqual", "lesser", "lesserOrEqual"],
+         x=given("int64", [2, 3], [-1, 2 ** 40, -(2 ** 40), 5, 2 ** 32, -(2 ** 63)]),
+         y=given("int64", [3], [1, 2 ** 40, -(2 ** 40) + 1]),
+         u=given("uint64", [3], [2 ** 64 - 1, 2 ** 32, 3]), v=given("uint64", [1], [2 ** 32])),
+    case("where-int64", "b.where(c, x, y)", ["where"], c=given("uint8", [2, 3], [1, 0, 1, 0, 0, 1]),
+         x=given("int64", [3], [2 ** 62, -5, -(2 ** 50)]), y=given("int64", [2, 1], [7, -(2 ** 63)])),
     case("split-pad-tile-reverse", "b.split(x, [1, 3], {axis: 1}).map((o, i) => i ? b.reverse(b.tile(o, [1, 1, 2])) :"
          " b.pad(o, [1, 0, 2], [0, 1, 0], {value: 7}))", ["split", "pad", "tile", "reverse"], x=operand((2, 4, 3), "int32")),
 ]
@@ -307,7 +364,7 @@ def webgpu_page(playwright, server):
 
 @pytest.fixture(scope="module")
 def op_results(webgpu_page):
-    cases = [{k: c[k] for k in ("name", "expr", "operands")} for c in CASES]
+    cases = [{k: c[k] for k in ("name", "expr", "operands", "conv")} for c in CASES]
     return webgpu_page.evaluate("(cases) => window.runCases(cases)", cases)
 
 
@@ -332,6 +389,8 @@ def test_op_on_gpu_matches_numpy_reference(op_results, c):
     assert after.get("dispatches_gpu", 0) == before.get("dispatches_gpu", 0) + 1
     for op in c["ops"]:
         assert result["gpuOps"].get(op, 0) >= 1, (op, result["gpuOps"])
+    for kernel in c["kernels"]:
+        assert result["kernels"].get(kernel, 0) > result["kernelsBefore"].get(kernel, 0), (kernel, result["kernels"])
     for name, ref in result["cpu"].items():
         got = result["gpu"][name]
         assert got["shape"] == ref["shape"] and got["dataType"] == ref["dataType"]

@@ -84,9 +84,9 @@ def test_elementwise_chains_fuse_and_temporaries_are_reused():
 @pytest.mark.parametrize("build, reason", [
     (lambda b, x: b.cumulativeSum(b.cast(x, "uint64"), 0), "cumulativeSum on uint64 has no WGSL kernel"),
     # 64-bit integers only where a 32-bit view is exact (kernels/packing.int64_mode).
-    (lambda b, x: b.cast(b.max(*[b.cast(x, "int64")] * 2), "float32"), "max on int64 has no WGSL kernel (64-bit"),
-    (lambda b, x: b.equal(*[b.cast(x, "uint64")] * 2), "equal on uint64 has no WGSL kernel"),
-    (lambda b, x: b.cast(b.add(*[b.cast(b.cast(x, "int32"), "int64")] * 2), "float32"), "add on int64 has no WGSL"),
+    (lambda b, x: b.cast(b.div(*[b.cast(x, "int64")] * 2), "float32"), "div on int64 has no WGSL kernel (64-bit"),
+    (lambda b, x: b.cast(b.reduceMax(b.cast(x, "int64")), "float32"), "reduceMax on int64 has no WGSL kernel"),
+    (lambda b, x: b.cast(b.pow(*[b.cast(b.cast(x, "int32"), "int64")] * 2), "float32"), "pow on int64 has no WGSL"),
 ])
 def test_graphs_without_kernels_go_to_the_cpu_fallback_with_the_reason(build, reason):
     ctx = gpu_context()
@@ -186,3 +186,59 @@ def test_packed_types_are_unpacked_before_and_packed_after_each_node():
     consts = list(plan.constants.values())
     assert sorted(str(a.dtype) for a in consts) == ["float32", "int32"]  # uploaded wide
     assert consts[0].tolist() == [0, 1, 2, 3, 4] or consts[1].tolist() == [0, 1, 2, 3, 4]
+
+
+def _conv(ctx, x_shape, w_shape, layout="nhwc", filter_layout="ohwi", constant=True, **options):
+    b = ctx.graph_builder()
+    x = b.input("x", {"dataType": "float32", "shape": list(x_shape)})
+    desc = {"dataType": "float32", "shape": list(w_shape)}
+    w = b.constant(desc, np.arange(np.prod(w_shape), dtype=np.float32).reshape(w_shape)) if constant else b.input("w", desc)
+    y = b.conv2d(x, w, inputLayout=layout, filterLayout=filter_layout, **options)
+    return b.build({"y": y})
+
+
+@pytest.mark.parametrize("adapter, x_shape, w_shape, groups, expected", [
+    # A real GPU: every group of >= 16 output channels is tiled, pointwise included.
+    ("nvidia rtx", (1, 56, 56, 24), (144, 1, 1, 24), 1, "conv2d.tiled"),
+    ("nvidia rtx", (1, 55, 55, 16), (64, 3, 3, 16), 1, "conv2d.tiled"),
+    ("nvidia rtx", (1, 9, 9, 8), (15, 3, 3, 8), 1, "conv2d.direct"),  # 15 channels: direct
+    ("nvidia rtx", (1, 9, 9, 32), (32, 3, 3, 1), 32, "conv2d.direct"),  # depthwise
+    # SwiftShader: only spatial filters with K = kh * kw * channels >= 64.
+    ("google swiftshader", (1, 56, 56, 24), (144, 1, 1, 24), 1, "conv2d.direct"),
+    ("google swiftshader", (1, 55, 55, 16), (64, 3, 3, 16), 1, "conv2d.tiled"),  # K = 144
+    ("google swiftshader", (1, 224, 224, 3), (32, 3, 3, 3), 1, "conv2d.direct"),  # K = 27
+])
+def test_conv2d_kernel_choice_follows_the_adapter(adapter, x_shape, w_shape, groups, expected):
+    ctx = Context("gpu", options={"webgpu": {"token": 7, "adapter": adapter}})
+    assert ctx.backend.plan_options["emulated"] is ("swiftshader" in adapter)
+    g = _conv(ctx, x_shape, w_shape if groups == 1 else (1, 3, 3, 32),
+              filter_layout="ohwi" if groups == 1 else "ihwo", groups=groups)
+    assert dict(g.plan.gpu.kernels) == {expected: 1}
+
+
+@pytest.mark.parametrize("choice", ["tiled", "direct"])
+def test_conv2d_kernel_can_be_forced_by_the_page(choice):
+    options = {"webgpu": {"token": 7, "adapter": "google swiftshader",
+                          "limits": {"maxBufferSize": 1 << 28, "plannerOptions": {"conv2d": choice}}}}
+    ctx = Context("gpu", options=options)
+    assert "plannerOptions" not in ctx.backend.limits and ctx.backend.plan_options["conv2d"] == choice
+    g = _conv(ctx, (1, 9, 9, 8), (4, 3, 3, 8))  # "auto" would run this direct (4 channels)
+    assert dict(g.plan.gpu.kernels) == {f"conv2d.{choice}": 1}
+    # An unknown choice is "auto".
+    options["webgpu"]["limits"]["plannerOptions"] = {"conv2d": "fastest"}
+    assert Context("gpu", options=options).backend.plan_options["conv2d"] == "auto"
+
+
+def test_tiled_conv2d_uploads_its_constant_filter_rearranged_and_padded_once():
+    ctx = Context("gpu", options={"webgpu": {"token": 7, "adapter": "nvidia"}})
+    g = _conv(ctx, (1, 5, 5, 3), (20, 3, 3, 3), layout="nhwc", filter_layout="ohwi")
+    plan = g.plan.gpu
+    (filt,) = [a for a in plan.constants.values()]  # the OHWI original is not uploaded
+    # [groups][K rounded to 16][channels rounded to 32], K = (ky, kx, ci) with ci fastest.
+    w = np.arange(20 * 27, dtype=np.float32).reshape(20, 3, 3, 3)
+    assert filt.shape == (1, 32, 32)
+    np.testing.assert_array_equal(filt[0, :27, :20], w.reshape(20, 27).T)
+    assert not filt[0, 27:].any() and not filt[0, :, 20:].any()
+    # A filter that is a graph input is read in place.
+    g2 = _conv(ctx, (1, 5, 5, 3), (20, 3, 3, 3), constant=False)
+    assert g2.plan.gpu.constants == {} and dict(g2.plan.gpu.kernels) == {"conv2d.tiled": 1}

@@ -51,13 +51,18 @@ def test_worker_js():
            'importScripts("../resources/utils.js");',
            f'importScripts("{SRC}");', "done();")
     assert lines[-1] == "done();"
-    assert "webnn-polyfill" not in wrappers.worker_js(SRC, META, None)
+    # After each result the worker posts the polyfill's gpu-graph tally to its window.
+    _order(js, 'importScripts("/resources/testharness.js");', 'type: "wpt-runner-backend"', f'importScripts("{SRC}");')
+    bare = wrappers.worker_js(SRC, META, None)
+    assert "webnn-polyfill" not in bare and "wpt-runner-backend" not in bare
 
 
 def test_worker_pages():
     script = "/webnn/conformance_tests/add.https.any.worker.js?cpu"
     dedicated = wrappers.worker_html(SRC, META, "dedicatedworker", "?cpu")
-    assert f'fetch_tests_from_worker(new Worker("{script}"));' in dedicated
+    assert f'const worker = new Worker("{script}");' in dedicated and "fetch_tests_from_worker(worker);" in dedicated
+    # It keeps the gpu-graph tally the worker posts (report-hook.js reports it).
+    assert '"wpt-runner-backend") self.__wptRunnerWorkerBackend = e.data.backend' in dedicated
     shared = wrappers.worker_html(SRC, META, "sharedworker", "?cpu")
     assert f'fetch_tests_from_worker(new SharedWorker("{script}"));' in shared
     service = wrappers.worker_html(SRC, META, "serviceworker", "?cpu")

@@ -75,3 +75,24 @@ def test_wpt_gpu_variant_runs_on_the_webgpu_backend(tmp_path):
     assert backend["gpu"] >= len(expected) and backend["dispatchesGpu"] >= len(expected), backend
     assert backend["cpu"] == 0 and backend["dispatchesCpu"] == 0 and backend["reasons"] == {}, backend
     assert "gpu contexts: graphs built on the WebGPU backend" in proc.stderr
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(_reason is not None, reason=_reason or "")
+def test_wpt_gpu_variant_in_a_dedicated_worker_reports_its_webgpu_graphs(tmp_path):
+    """--webgpu, dedicated worker global: the worker posts the polyfill's tally to its
+    window (wrappers.WORKER_BACKEND_JS), so the report shows the worker's graphs ran on
+    the WebGPU backend (navigator.gpu in the worker, SwiftShader)."""
+    out = tmp_path / "gpu_worker.json"
+    cmd = [sys.executable, "-m", "wpt_runner", "--wpt", _tree(), "--webgpu",
+           "--filter", "webnn/conformance_tests/identity.https.any.js", "--variants", "gpu",
+           "--globals", "dedicatedworker", "--expectations", EXPECTATIONS, "--out", str(out)]
+    proc = subprocess.run(cmd, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-5000:]
+    page = json.loads(out.read_text())["results"]["/webnn/conformance_tests/identity.https.any.worker.html?gpu"]
+    backend = page["backend"]
+    assert backend is not None, page
+    if backend["available"] is not True:
+        pytest.skip(f"no WebGPU adapter in this Chromium's workers ({backend['reason']})")
+    passed = [s for s in page["subtests"] if s["status"] == "PASS"]
+    assert backend["gpu"] >= len(passed) > 0 and backend["cpu"] == 0 and backend["dispatchesCpu"] == 0, backend

@@ -36,11 +36,12 @@
   });
   // The polyfill's tally of this global's gpu-context graphs (engineStats.webgpu):
   // built and dispatched on the WebGPU backend vs on its cpu fallback, with reasons.
-  // Null without the polyfill, or in a window whose tests ran in a worker.
+  // In a window whose tests ran in a dedicated worker: what the worker posted
+  // (wrappers.WORKER_BACKEND_JS); null without the polyfill, or from other workers.
   function gpuGraphs() {
     try {
       var stats = self.webnnPolyfill && self.webnnPolyfill.engineStats.webgpu;
-      if (!stats || !stats.graphs) return null;
+      if (!stats || !stats.graphs) return self.__wptRunnerWorkerBackend || null;
       var g = stats.graphs, reasons = {};
       for (var k in g.reasons) reasons[k] = g.reasons[k];
       return {available: stats.available, adapter: stats.adapter, reason: stats.reason,

@@ -29,6 +29,7 @@ Without WebGPU (no adapter, or Python callers) the backend is the cpu
 fallback alone, and `status()` says why."""
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import numpy as np
@@ -38,9 +39,13 @@ from ...errors import NotSupportedError, UnknownError
 from ..base import Backend
 from ..cpu import CpuBackend
 from .kernels import Decline
+from .kernels.conv import CONV_KERNELS
 from .plan import plan_graph
 from .wgsl import BUFFER_TYPES, buffer_bytes
 
+
+# Adapters that run shaders on the CPU (kernel choices differ there: kernels/conv.py).
+EMULATED_ADAPTERS = re.compile(r"swiftshader|llvmpipe|lavapipe|microsoft basic render|\bwarp\b", re.I)
 
 DEFAULT_LIMITS = {"maxStorageBufferBindingSize": 134217728, "maxBufferSize": 268435456,
                   "maxStorageBuffersPerShaderStage": 8, "maxComputeWorkgroupsPerDimension": 65535}
@@ -112,7 +117,9 @@ class WebGPUBackend(Backend):
         self.active = self.token is not None
         self.adapter = info.get("adapter")
         # The device's limits (WebGPU's defaults when JS sent none): plans and tensors stay within them.
-        self.limits = {**DEFAULT_LIMITS, **(info.get("limits") or {})}
+        limits = dict(info.get("limits") or {})
+        options = limits.pop("plannerOptions", None) or {}
+        self.limits = {**DEFAULT_LIMITS, **limits}
         self.reason = None if self.active else (info.get("reason") or "no WebGPU device (the gpu context runs the cpu kernels)")
         # The direct conv/pool kernels read either layout in place.
         self.preferred_input_layout = "nchw" if self.active else self.fallback.preferred_input_layout
@@ -120,6 +127,12 @@ class WebGPUBackend(Backend):
         self._next_id = 0
         self.counts = Counter()
         self.gpu_ops = Counter()  # op name -> nodes run on the GPU, over all dispatches
+        self.gpu_kernels = Counter()  # kernel variant ("conv2d.tiled", ...) -> steps run, over all dispatches
+        # The planner's kernel choices (plan.plan_graph options): conv2d "auto" | "tiled" | "direct"
+        # (WEBNN_POLYFILL_CONFIG.webgpuConv2d; docs/architecture.md "The webgpu plan").
+        conv = options.get("conv2d", "auto")
+        self.plan_options = {"conv2d": conv if conv in CONV_KERNELS else "auto",
+                             "emulated": bool(self.adapter and EMULATED_ADAPTERS.search(self.adapter))}
         self.partitions: list = []  # graphs placed on the cpu fallback, with the reason
 
     # -- the outbox -------------------------------------------------------------------
@@ -149,7 +162,7 @@ class WebGPUBackend(Backend):
             plan.fallback  # noqa: B018 - compile now, at build(), as the cpu backend does
             return plan
         try:
-            gpu = plan_graph(graph, self.limits)
+            gpu = plan_graph(graph, self.limits, self.plan_options)
         except Decline as e:
             self.counts["graphs_cpu"] += 1
             self.partitions.append({"graph": len(self.partitions) + self.counts["graphs_gpu"], "reason": str(e)})
@@ -254,6 +267,7 @@ class WebGPUBackend(Backend):
             storage.on_gpu = True
         self.counts["dispatches_gpu"] += 1
         self.gpu_ops.update(plan.gpu.ops)
+        self.gpu_kernels.update(plan.gpu.kernels)
         return outputs
 
     def _dispatch_cpu(self, plan, inputs, outputs):
@@ -288,5 +302,6 @@ class WebGPUBackend(Backend):
         return {"backend": self.name, "webgpu": self.active, "accelerated": self.active, "adapter": self.adapter,
                 "reason": self.reason,
                 "gpu_device": self.gpu_device is not None or self.token is not None,
-                "counts": dict(self.counts), "gpu_ops": dict(self.gpu_ops), "partitions": list(self.partitions),
+                "counts": dict(self.counts), "gpu_ops": dict(self.gpu_ops), "gpu_kernels": dict(self.gpu_kernels), "plan_options": dict(self.plan_options),
+                "partitions": list(self.partitions),
                 "fallback": self.fallback.status()}

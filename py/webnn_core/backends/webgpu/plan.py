@@ -21,7 +21,7 @@ import numpy as np
 
 from ...dtypes import contiguous_bytes
 
-from .kernels import ACTIVATIONS, ELEMENTWISE, KERNELS, Call, Decline, Literal, Scratch
+from .kernels import ACTIVATIONS, ELEMENTWISE, KERNELS, Call, Decline, Derived, Literal, Scratch
 from .kernels.copy import flat_copy
 from .kernels.elementwise import with_helpers
 from .kernels.packing import WIDE, Wide, int64_mode, pack, takes_packed, unpack
@@ -47,6 +47,7 @@ class GpuPlan:
         self.outputs: dict = {}  # name -> slot
         self.constants: dict = {}  # slot -> numpy array
         self.ops: Counter = Counter()  # op name -> nodes run on the GPU (fused ones included)
+        self.kernels: Counter = Counter()  # kernel variant ("conv2d.tiled", ...) -> steps
         self.fused: int = 0
 
     def slot(self, nbytes: int, kind: str, name=None) -> int:
@@ -99,8 +100,9 @@ def widen(node, op: str, outputs: list):
     return inputs, outs, before, after
 
 
-def plan_graph(graph, limits: dict) -> GpuPlan:
-    """Plan `graph` for the GPU within the device's `limits`, or raise Decline(reason)."""
+def plan_graph(graph, limits: dict, options: dict | None = None) -> GpuPlan:
+    """Plan `graph` for the GPU within the device's `limits`, or raise Decline(reason).
+    `options`: the kernel choices (Call.options), e.g. {"conv2d": "tiled"}."""
     plan = GpuPlan()
     slot_of: dict = {}  # operand id -> slot
     for name, operand in graph.inputs.items():
@@ -133,6 +135,14 @@ def plan_graph(graph, limits: dict) -> GpuPlan:
         if operand.kind == "constant":
             if operand.dtype not in BUFFER_TYPES:
                 raise Decline(f"a constant is {operand.dtype} (the WGSL kernels take {', '.join(BUFFER_TYPES)})")
+            if isinstance(operand, Derived):
+                source = operand.source
+                value = graph.constants[source.source.id if isinstance(source, Wide) else source.id]
+                array = np.ascontiguousarray(operand.transform(np.asarray(value, np.float32)), np.float32)
+                s = plan.slot(buffer_bytes("float32", array.shape), "constant")
+                plan.constants[s] = array
+                slot_of[operand.id] = s
+                return s
             s = plan.slot(nbytes(operand), "constant")
             if isinstance(operand, Literal):
                 plan.constants[s] = operand.array
@@ -185,10 +195,12 @@ def plan_graph(graph, limits: dict) -> GpuPlan:
             plan.ops[act.op.name] += 1
             plan.fused += 1
         inputs, views, unpacks, packs = widen(node, op, outputs)
-        call = Call(op, node.kernel_params(), inputs, views, node.label, activation)
+        call = Call(op, node.kernel_params(), inputs, views, node.label, activation, options)
         steps = [*unpacks, *template(call), *packs]
-        for o, v in zip(node.inputs, inputs):  # inputs get their slots before the outputs take free ones
-            if o is not None:
+        # Inputs get their slots before the outputs take free ones (constants get theirs when a
+        # step binds them: a template may bind a Derived form instead).
+        for o, v in zip(node.inputs, inputs):
+            if o is not None and o.kind != "constant":
                 slot_for(v if isinstance(v, Wide) and v.kind == "constant" else o)
         scratch: dict = {}  # id(Scratch) -> slot, for this node's steps
         for step in steps:
@@ -201,6 +213,8 @@ def plan_graph(graph, limits: dict) -> GpuPlan:
                 else:
                     bindings.append(slot_for(b))
             plan.steps.append([plan.shader(with_helpers(step.wgsl)), bindings, step.dispatch, node.label or op])
+            if step.kernel:
+                plan.kernels[step.kernel] += 1
         plan.ops[op] += 1
         # Values read for the last time here free their temp slots.
         done = {o.id for o in node.inputs if o is not None and last_read.get(o.id) == i}

@@ -3,7 +3,7 @@ name to its template (see common.py for what a template gets and returns)."""
 from __future__ import annotations
 
 from . import conv, copy, elementwise, linalg, logical, normalization, pool, quantize, recurrent, reduce
-from .common import Call, Decline, Literal, Scratch, Step
+from .common import Call, Decline, Derived, Literal, Scratch, Step
 
 KERNELS = {}
 for _family in (elementwise, logical, linalg, conv, pool, reduce, normalization, copy, quantize, recurrent):
@@ -14,4 +14,4 @@ for _family in (elementwise, logical, linalg, conv, pool, reduce, normalization,
 ACTIVATIONS = frozenset(elementwise.UNARY_OPS)
 ELEMENTWISE = frozenset(elementwise.UNARY_OPS) | frozenset(elementwise.BINARY_OPS) | {"prelu"}
 
-__all__ = ["ACTIVATIONS", "Call", "ELEMENTWISE", "Decline", "KERNELS", "Literal", "Scratch", "Step"]
+__all__ = ["ACTIVATIONS", "Call", "Derived", "ELEMENTWISE", "Decline", "KERNELS", "Literal", "Scratch", "Step"]

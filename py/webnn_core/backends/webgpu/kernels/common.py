@@ -41,21 +41,40 @@ class Literal:
         self.shape = (self.array.size,)
 
 
+class Derived:
+    """A constant the planner computes from a constant operand's value at
+    build() (`transform(value as float32) -> array`), e.g. a filter rearranged
+    for a tiled kernel; the operand's own buffer is then not made unless
+    another step binds it."""
+
+    __slots__ = ("source", "transform", "id", "kind", "dtype", "shape")
+
+    def __init__(self, source, transform, key, dtype="float32"):
+        self.source = source
+        self.transform = transform
+        self.id = ("derived", source.id, key)  # equal keys share one buffer
+        self.kind = "constant"
+        self.dtype = dtype
+        self.shape = None  # set by the planner from the transform's result
+
+
 class Call:
     """One node as a kernel sees it: the op's kernel parameters (`attrs`, the
     op's `infer` attrs), its input and output operands (dtype, shape), its
-    label, and `activation`: (op name, attrs) of an elementwise op the planner
-    fused onto this node's output, or None."""
+    label, `activation`: (op name, attrs) of an elementwise op the planner
+    fused onto this node's output, or None, and the planner's `options`
+    (e.g. {"conv2d": "auto" | "tiled" | "direct"}, kernels/conv.py)."""
 
-    __slots__ = ("op", "attrs", "inputs", "outputs", "label", "activation")
+    __slots__ = ("op", "attrs", "inputs", "outputs", "label", "activation", "options")
 
-    def __init__(self, op, attrs, inputs, outputs, label, activation=None):
+    def __init__(self, op, attrs, inputs, outputs, label, activation=None, options=None):
         self.op = op
         self.attrs = attrs
         self.inputs = inputs
         self.outputs = outputs
         self.label = label
         self.activation = activation
+        self.options = options or {}
 
     def require(self, dtypes=tuple(TYPES), what: str = "") -> None:
         """Decline unless every operand's data type is one of `dtypes`."""
@@ -66,11 +85,14 @@ class Call:
 
 class Step:
     """One compute pass: WGSL source, its bindings in binding order (operands
-    or Scratch; the last ones are written), and the workgroup counts."""
+    or Scratch; the last ones are written), the workgroup counts, and `kernel`:
+    which variant ran, where an op has several (counted in the backend's
+    status as gpu_kernels, e.g. "conv2d.tiled")."""
 
-    __slots__ = ("wgsl", "bindings", "dispatch")
+    __slots__ = ("wgsl", "bindings", "dispatch", "kernel")
 
-    def __init__(self, wgsl: str, bindings: list, dispatch: list):
+    def __init__(self, wgsl: str, bindings: list, dispatch: list, kernel: str | None = None):
         self.wgsl = wgsl
         self.bindings = bindings
         self.dispatch = [int(d) for d in dispatch]
+        self.kernel = kernel

@@ -174,6 +174,8 @@ def binary(call: Call) -> list:
     a, b = call.inputs
     out, = call.outputs
     dtype = a.dtype
+    if dtype in int64.INT64 and call.op != "prelu":
+        return int64.binary64(call, lambda o, coords: _broadcast_index("", o.shape, out.shape, coords))
     if call.op == "prelu":
         table = {"float32": {"prelu": "select(a * b, a, a >= 0.0)"},
                  "int32": {"prelu": "select(a * b, a, a >= 0i)"}}.get(dtype, {})

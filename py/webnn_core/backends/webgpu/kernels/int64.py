@@ -1,8 +1,10 @@
-"""cast and clamp on int64/uint64 operands, exactly, on their two words
-(low word first): the cases a 32-bit view would get wrong (packing.py
-int64_mode). Floats convert with one rounding (to nearest even) in either
-direction; integers extend by the source's signedness and wrap to the low
-bits, as numpy's astype."""
+"""int64/uint64 operands, exactly, on their two words (low word first): cast,
+clamp, add/sub/mul/max/min (with broadcasting), the comparisons and where --
+the cases a 32-bit view would get wrong (packing.py int64_mode). Floats convert
+with one rounding (to nearest even) in either direction; integers extend by
+the source's signedness and wrap to the low bits, as numpy's astype; add, sub
+and mul wrap to 64 bits as numpy's int64/uint64 arithmetic does (mul: the low
+64 bits of the product, the same for both signednesses)."""
 from __future__ import annotations
 
 from .. import wgsl
@@ -10,7 +12,43 @@ from .common import Call, Decline, Step
 
 INT64 = ("int64", "uint64")
 
+# Two-word arithmetic: a value is vec2<u32>(low word, high word).
+ARITHMETIC = {"add": "add64_(a, b)", "sub": "sub64_(a, b)", "mul": "mul64_(a, b)",
+              "max": "select(a, b, lt64_(a, b, SIGNED))", "min": "select(a, b, lt64_(b, a, SIGNED))"}
+COMPARE = {"equal": "all(a == b)", "notEqual": "any(a != b)", "greater": "lt64_(b, a, SIGNED)",
+           "greaterOrEqual": "!lt64_(a, b, SIGNED)", "lesser": "lt64_(a, b, SIGNED)",
+           "lesserOrEqual": "!lt64_(b, a, SIGNED)"}
+
 HELPERS = {
+    "add64_": """fn add64_(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  let lo = a.x + b.x;
+  return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}""",
+    "sub64_": """fn sub64_(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  return vec2<u32>(a.x - b.x, a.y - b.y - select(0u, 1u, a.x < b.x));
+}""",
+    "mulhi32_": """fn mulhi32_(a: u32, b: u32) -> u32 {
+  // The high word of the 64-bit product a * b, from 16-bit halves.
+  let a0 = a & 0xffffu;
+  let a1 = a >> 16u;
+  let b0 = b & 0xffffu;
+  let b1 = b >> 16u;
+  let p01 = a0 * b1;
+  let p10 = a1 * b0;
+  let mid = ((a0 * b0) >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+  return a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u);
+}""",
+    "mul64_": """fn mul64_(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  // The low 64 bits of the product (wrapping): the high words only reach the high word.
+  return vec2<u32>(a.x * b.x, mulhi32_(a.x, b.x) + a.x * b.y + a.y * b.x);
+}""",
+    "lt64_": """fn lt64_(a: vec2<u32>, b: vec2<u32>, signed: bool) -> bool {
+  if (a.y != b.y) {
+    if (signed) { return bitcast<i32>(a.y) < bitcast<i32>(b.y); }
+    return a.y < b.y;
+  }
+  return a.x < b.x;
+}""",
     "u64_to_float_": """fn u64_to_float_(lo: u32, hi: u32, p: u32) -> f32 {
   // The magnitude hi:lo rounded to p significant bits (24: f32, 11: f16), nearest even.
   var n = 0u;
@@ -122,3 +160,25 @@ def clamp64(call: Call) -> list:
     text = "\n".join([wgsl.header([("x_", "u32", False), ("y", "u32", True)]),
                       wgsl.elementwise_main(n, "\n".join(lines), d)])
     return [Step(text, [x, out], d)]
+
+
+def load64(array: str, index: str) -> str:
+    """Element `index` of a 64-bit tensor bound as array<u32>, as vec2<u32>(low, high)."""
+    return f"vec2<u32>({array}[2u * ({index})], {array}[2u * ({index}) + 1u])"
+
+
+def binary64(call: Call, index) -> list:
+    """add/sub/mul/max/min with broadcasting; `index(operand, coords)` the element index of an input."""
+    a, b = call.inputs
+    out, = call.outputs
+    if call.op not in ARITHMETIC:
+        raise Decline(f"{call.op} on {a.dtype} has no WGSL kernel (64-bit integers: add, sub, mul, max, min)")
+    expr = ARITHMETIC[call.op].replace("SIGNED", "true" if a.dtype == "int64" else "false")
+    n = wgsl.count(out.shape)
+    d = wgsl.dispatch_1d(n)
+    code, coords = wgsl.unravel("i", out.shape)
+    body = "\n".join([code, f"  let a = {load64('a_', index(a, coords))};", f"  let b = {load64('b_', index(b, coords))};",
+                      f"  let r = {expr};", "  y[2u * i] = r.x;", "  y[2u * i + 1u] = r.y;"])
+    text = "\n".join([wgsl.header([("a_", "u32", False), ("b_", "u32", False), ("y", "u32", True)]),
+                      wgsl.elementwise_main(n, body, d)])
+    return [Step(text, [a, b, out], d)]

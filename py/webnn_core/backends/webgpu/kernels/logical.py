@@ -6,6 +6,7 @@ elements) per thread, and uint8 inputs are read by byte."""
 from __future__ import annotations
 
 from .. import wgsl
+from . import int64
 from .common import Call, Decline, Step
 
 COMPARE = {"equal": "a == b", "notEqual": "a != b", "greater": "a > b", "greaterOrEqual": "a >= b",
@@ -58,9 +59,11 @@ def _broadcast(operand, out_shape, coords) -> str:
 def compare(call: Call) -> list:
     """Comparisons (float32/int32/uint32 in) and logical ops (uint8 in)."""
     table = COMPARE if call.op in COMPARE else LOGICAL
-    _check(call, (*wgsl.TYPES, "uint8") if call.op in COMPARE else ("uint8",))
     a, b = call.inputs
     out, = call.outputs
+    if call.op in COMPARE and a.dtype in int64.INT64:  # two words per element (kernels/int64.py)
+        return _compare64(call)
+    _check(call, (*wgsl.TYPES, "uint8") if call.op in COMPARE else ("uint8",))
     if call.op in COMPARE and a.dtype == "uint8":
         raise Decline(f"{call.op} on uint8 has no WGSL kernel")
     n = wgsl.count(out.shape)
@@ -70,6 +73,20 @@ def compare(call: Call) -> list:
                              f"    let bit = {table[call.op]};"])
     main, d = _packed_main(n, per_element)
     text = "\n".join([wgsl.header([_binding("a_", a), _binding("b_", b), ("y", "u32", True)]), main])
+    return [Step(text, [a, b, out], d)]
+
+
+def _compare64(call: Call) -> list:
+    a, b = call.inputs
+    out, = call.outputs
+    n = wgsl.count(out.shape)
+    code, coords = wgsl.unravel("e", out.shape, "c")
+    expr = int64.COMPARE[call.op].replace("SIGNED", "true" if a.dtype == "int64" else "false")
+    per_element = "\n".join([code, f"    let a = {int64.load64('a_', _broadcast(a, out.shape, coords))};",
+                             f"    let b = {int64.load64('b_', _broadcast(b, out.shape, coords))};",
+                             f"    let bit = {expr};"])
+    main, d = _packed_main(n, per_element)
+    text = "\n".join([wgsl.header([("a_", "u32", False), ("b_", "u32", False), ("y", "u32", True)]), main])
     return [Step(text, [a, b, out], d)]
 
 
@@ -95,8 +112,10 @@ def float_class(call: Call) -> list:
 def where(call: Call) -> list:
     condition, t, f = call.inputs
     out, = call.outputs
-    if condition.dtype != "uint8" or out.dtype not in wgsl.TYPES:
+    if condition.dtype != "uint8" or out.dtype not in (*wgsl.TYPES, *int64.INT64):
         raise Decline(f"where on {out.dtype} has no WGSL kernel")
+    if out.dtype in int64.INT64:  # both words of the chosen element
+        return _where64(call)
     n = wgsl.count(out.shape)
     d = wgsl.dispatch_1d(n)
     code, coords = wgsl.unravel("i", out.shape)
@@ -106,6 +125,24 @@ def where(call: Call) -> list:
             coords, wgsl.broadcast_strides(operand.shape, out.shape))
     body = "\n".join([code, f"  let c = {byte_at('c_', index(condition))};",
                       f"  y[i] = select(f_[{index(f)}], t_[{index(t)}], c != 0u);"])
+    text = "\n".join([wgsl.header([("c_", "u32", False), ("t_", "u32", False), ("f_", "u32", False),
+                                   ("y", "u32", True)]), wgsl.elementwise_main(n, body, d)])
+    return [Step(text, [condition, t, f, out], d)]
+
+
+def _where64(call: Call) -> list:
+    condition, t, f = call.inputs
+    out, = call.outputs
+    n = wgsl.count(out.shape)
+    d = wgsl.dispatch_1d(n)
+    code, coords = wgsl.unravel("i", out.shape)
+
+    def index(operand):
+        return "i" if list(operand.shape) == list(out.shape) else wgsl.dot(
+            coords, wgsl.broadcast_strides(operand.shape, out.shape))
+    body = "\n".join([code, f"  let c = {byte_at('c_', index(condition))} != 0u;",
+                      f"  let r = select({int64.load64('f_', index(f))}, {int64.load64('t_', index(t))}, c);",
+                      "  y[2u * i] = r.x;", "  y[2u * i + 1u] = r.y;"])
     text = "\n".join([wgsl.header([("c_", "u32", False), ("t_", "u32", False), ("f_", "u32", False),
                                    ("y", "u32", True)]), wgsl.elementwise_main(n, body, d)])
     return [Step(text, [condition, t, f, out], d)]

@@ -43,8 +43,9 @@ def int64_mode(node, op: str, position, operand):
                     anyway (indices, sign)
         "extend"    an output widened back (sign- or zero-extended): exact
                     when the 32-bit result is (argMin/argMax indices, sign)
-    cast and clamp take their 64-bit operands whole (kernels/int64.py);
-    other 64-bit arithmetic stays on the cpu fallback."""
+    cast, clamp, add/sub/mul/max/min, the comparisons and where take their
+    64-bit operands whole (kernels/int64.py); other 64-bit arithmetic stays on
+    the cpu fallback."""
     if operand.dtype not in INT64:
         return None
     signed = operand.dtype == "int64"
@@ -55,7 +56,7 @@ def int64_mode(node, op: str, position, operand):
     elif (op in GATHERS and position == 1) or op == "sign":
         return "saturate"
     raise Decline(f"{op} on {operand.dtype} has no WGSL kernel (64-bit integers run on the GPU only as indices, "
-                  "argMin/argMax results, sign, clamp and cast)")
+                  "argMin/argMax results, sign, clamp, cast, add, sub, mul, max, min, comparisons and where)")
 
 HELPERS = {
     "f16_to_f32_": """fn f16_to_f32_(h: u32) -> f32 {
@@ -110,13 +111,18 @@ class Wide:
         self.mode = mode  # 64-bit integers: int64_mode()
 
 
+# Ops whose kernels take 64-bit operands whole (kernels/int64.py), besides cast and clamp.
+INT64_WHOLE = frozenset({"add", "sub", "mul", "max", "min", *COMPARE})
+
+
 def takes_packed(op: str, position, operand) -> bool:
     """Whether the kernel of `op` takes `operand` (input `position`, or "out")
     packed as it is stored."""
     if op == "reshape":
         return True
-    if op in ("cast", "clamp") and operand.dtype in INT64:  # kernels/int64.py, exact on both words
-        return True
+    if operand.dtype in INT64 and (op in ("cast", "clamp") or op in INT64_WHOLE
+                                   or (op == "where" and position != 0)):
+        return True  # kernels/int64.py, exact on both words
     if operand.dtype != "uint8":
         return False
     if op in LOGICAL or op == "logicalNot":
