@@ -155,6 +155,13 @@ class NodeWasmBackend:
     def clamp(self, n, x, y, lo, hi):
         self._call("wk_clamp", [n, _Buf(x, 4 * n), _Buf(y, 4 * n, out=True), float(lo), float(hi)])
 
+    def erf(self, n, x, y):
+        self._call("wk_erf", [n, _Buf(x, 4 * n), _Buf(y, 4 * n, out=True)])
+
+    def layer_norm(self, rows, n, x, scale, bias, y, eps):
+        self._call("wk_layer_norm", [rows, n, _Buf(x, 4 * rows * n), _Buf(scale, 4 * n), _Buf(bias, 4 * n),
+                                     _Buf(y, 4 * rows * n, out=True), float(eps)])
+
     def probe(self):
         """A tiny GEMM: raises if Node cannot instantiate or run the module."""
         a = np.ones((1, 1), np.float32)

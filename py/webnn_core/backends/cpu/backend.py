@@ -2,7 +2,7 @@
 (`fast/`), with every switch and cache owned by one backend instance.
 
 Each node runs its op's numpy reference kernel unless a fast path of
-`fast.paths.FAST_PATHS` accepts the call. A fast path returns None to decline
+`FAST_PATHS` (fast/paths.py, fast/exact64.py) accepts the call. A fast path returns None to decline
 (dtype, shape, no kernel library), and the numpy kernel runs instead.
 
 Per backend (so per context) state:
@@ -35,10 +35,14 @@ from ..base import Backend
 from . import fast
 from .compile import compile_nodes
 from .fast.pack import F32
-from .fast.paths import FAST_PATHS
+from .fast.exact64 import EXACT64_PATHS
+from .fast.paths import FAST_PATHS as _KERNEL_PATHS
 from .reference import Step, coerce, coerce_to
 
 _PROCESS_LIBRARY = object()  # sentinel: use the library attached to this process
+
+# op name -> fast path: the SIMD kernels (fast/paths.py) and the float64-exact ones (fast/exact64.py).
+FAST_PATHS = {**_KERNEL_PATHS, **EXACT64_PATHS}
 
 
 # A batched matmul whose per-batch GEMM is below this many multiply-adds runs on

@@ -13,7 +13,7 @@ scalars; the callers (.paths) keep the numpy arrays alive.
 """
 from __future__ import annotations
 
-ABI_VERSION = 1
+ABI_VERSION = 2  # 2: wk_erf, wk_layer_norm (csrc/exact64.h)
 
 # name -> argument kinds: p = pointer, i = int32, f = float32
 SIGNATURES = {
@@ -24,6 +24,8 @@ SIGNATURES = {
     "wk_maxpool2d": "ppp",
     "wk_avgpool2d": "ppp",
     "wk_clamp": "ippff",
+    "wk_erf": "ipp",
+    "wk_layer_norm": "iippppf",
 }
 
 
