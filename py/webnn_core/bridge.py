@@ -157,7 +157,7 @@ def backend_status(context):
 
 
 def op_support_limits(context):
-    return context.op_support_limits()
+    return _Json(context.op_support_limits_json())
 
 
 def destroy_context(context):
