@@ -358,10 +358,20 @@ def gemm(cpu, attrs, a, b, c=None):
     if m * n * k < SMALL_GEMM:
         return cpu.decline("gemm", f"small ({m}x{k}x{n})")
     bp = attrs.get("_prep")
-    if bp is None:
-        bp = pack_b_runtime(backend, b2)
     bias = attrs.get("_bias")  # beta * C, added by the kernel (compile.py, constant C with alpha 1)
-    y = gemm_into(backend, _c(a2), bp, n, np.empty((m, n), F32), cpu, bias)
+    call = attrs.get("_call")
+    if call is not None and call[0] is backend:
+        # A compiled gemm on one thread: its constant addresses resolved once (each
+        # address lookup costs microseconds in Pyodide, like the call itself).
+        a2 = _c(a2)
+        y = np.empty((m, n), F32)
+        backend.gemm(m, n, k, addr(a2), k, call[1], call[2], addr(y), n, -INF, INF)
+    else:
+        if bp is None:
+            bp = pack_b_runtime(backend, b2)
+        y = gemm_into(backend, _c(a2), bp, n, np.empty((m, n), F32), cpu, bias)
+        if attrs.get("_prep") is not None and tiling.parts_for(m * n * k, m, _threads(cpu)) == 1:
+            attrs["_call"] = (backend, addr(bp), 0 if bias is None else addr(bias))
     # The epilogue exactly as the reference (ops/linalg.py Gemm.compute), in place.
     if attrs["alpha"] != 1.0:
         np.multiply(y, np.float32(attrs["alpha"]), out=y)
