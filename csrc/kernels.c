@@ -14,6 +14,7 @@
 #include "simd.h"
 #include "gemm.h"
 #include "exact64.h"
+#include "pack_oihw.h"
 
 #define WK_ABI_VERSION 2
 

@@ -176,3 +176,21 @@ def test_layer_norm_declines_what_the_kernel_does_not_cover(native):
     assert layer_normalization(cpu, {"axes": (), "epsilon": EPS}, x) is None
     assert layer_normalization(cpu, {"axes": (2,), "epsilon": EPS}, x.astype(np.float16)) is None
     assert layer_normalization(cpu, {"axes": (2,), "epsilon": EPS}, x) is not None
+
+
+# ------------------------------------------------------------------ wk_pack_oihw
+@pytest.mark.parametrize("o,i,kh,kw,groups", [(16, 8, 3, 3, 1), (13, 5, 3, 3, 1), (24, 6, 1, 1, 1),
+                                              (21, 7, 1, 1, 1), (8, 3, 7, 7, 1), (12, 4, 3, 3, 3),
+                                              (30, 10, 1, 1, 2), (64, 33, 1, 1, 1)])
+def test_pack_from_oihw_equals_numpy_packing(backend, o, i, kh, kw, groups):
+    """Packing straight from OIHW (or OHWI) gives numpy's packed layout bit for bit
+    (pack.pack_conv without a kernel library), for full and partial 8-column panels."""
+    from webnn_core.backends.cpu.fast.pack import pack_conv
+
+    oihw = RNG.standard_normal((o, i, kh, kw)).astype(np.float32)
+    ohwi_view = np.transpose(oihw, (0, 2, 3, 1))
+    want = pack_conv(ohwi_view, None, groups, None).w
+    got_view = pack_conv(ohwi_view, None, groups, backend).w  # from the OIHW bytes
+    got_ohwi = pack_conv(np.ascontiguousarray(ohwi_view), None, groups, backend).w  # OHWI rows
+    np.testing.assert_array_equal(got_view.view(np.int32), want.view(np.int32))
+    np.testing.assert_array_equal(got_ohwi.view(np.int32), want.view(np.int32))

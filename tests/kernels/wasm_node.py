@@ -158,6 +158,9 @@ class NodeWasmBackend:
     def erf(self, n, x, y):
         self._call("wk_erf", [n, _Buf(x, 4 * n), _Buf(y, 4 * n, out=True)])
 
+    def pack_oihw(self, og, i, hw, w, bp):
+        self._call("wk_pack_oihw", [og, i, hw, _Buf(w, 4 * og * i * hw), _Buf(bp, 4 * _ru(og) * i * hw, out=True)])
+
     def layer_norm(self, rows, n, x, scale, bias, y, eps):
         self._call("wk_layer_norm", [rows, n, _Buf(x, 4 * rows * n), _Buf(scale, 4 * n), _Buf(bias, 4 * n),
                                      _Buf(y, 4 * rows * n, out=True), float(eps)])

@@ -13,7 +13,7 @@ scalars; the callers (.paths) keep the numpy arrays alive.
 """
 from __future__ import annotations
 
-ABI_VERSION = 2  # 2: wk_erf, wk_layer_norm (csrc/exact64.h)
+ABI_VERSION = 2  # 2: wk_erf, wk_layer_norm (csrc/exact64.h), wk_pack_oihw (csrc/pack_oihw.h)
 
 # name -> argument kinds: p = pointer, i = int32, f = float32
 SIGNATURES = {
@@ -26,6 +26,7 @@ SIGNATURES = {
     "wk_clamp": "ippff",
     "wk_erf": "ipp",
     "wk_layer_norm": "iippppf",
+    "wk_pack_oihw": "iiipp",
 }
 
 
