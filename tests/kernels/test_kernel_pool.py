@@ -78,7 +78,10 @@ def test_chain_activations_stay_in_shared_memory(pool, split_everything):
     out, _ = run(chain, pool.threads)
     del pool._table
     after = pool.stats()
-    assert len(built) == 4  # each kernel's job table built on the first dispatch, reused on the second
+    # Each kernel's job table is built on the first dispatch and reused on the second; only the
+    # last conv's may be rebuilt: it writes the graph output, a fresh numpy array each dispatch,
+    # whose address (part of the table's key) is wherever malloc puts it this time.
+    assert built[:4] == ["wk_conv2d", "wk_conv2d", "wk_maxpool2d", "wk_conv2d"] and built[4:] in ([], ["wk_conv2d"])
     np.testing.assert_array_equal(out["y"], single["y"])
     x_bytes = 17 * 15 * 8 * 4
     # two dispatches: each copies only the graph input in; the conv and pool inputs are reused
