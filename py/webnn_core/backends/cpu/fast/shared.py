@@ -113,6 +113,7 @@ class KernelPool:
         self.heap = SharedHeap(port)
         self._resident: dict = {}  # id(array) -> shared address (copied once, freed with the array)
         self._images: dict = {}    # id(array) -> (shared address, nbytes): the pool's copy of an activation
+        self._watched: set = set()  # ids of the planned buffers whose death frees their image
         self.jobs = 0
         self.copied_in = 0   # bytes of activations copied into shared memory
         self.reused = 0      # bytes of activations read where a previous kernel left them
@@ -125,6 +126,10 @@ class KernelPool:
         entry = table.pop(key, None)
         if entry is not None:
             self.heap.free(entry if isinstance(entry, int) else entry[0])
+
+    def _forget_image(self, key):
+        self._watched.discard(key)
+        self._forget(key, self._images)
 
     def resident(self, a: np.ndarray, copy: bool = True) -> int:
         """The shared address of a constant array (packed weights, a parameter
@@ -162,8 +167,9 @@ class KernelPool:
         copies as their images for the next kernel of the chain. `cache`: a dict the
         caller keeps with the call (a compiled plan, whose constants and tile
         arguments do not change): job tables already relocated, by where the
-        inputs and outputs lie this time (the heap hands out the same blocks
-        dispatch after dispatch, so the table is built once)."""
+        inputs and outputs lie in shared memory this time (the heap hands out
+        the same blocks dispatch after dispatch, so the table is built once,
+        wherever numpy put a per-call array)."""
         ranges = []  # (numpy start, numpy end, shared start)
         temps = []
         out_images = []
@@ -176,7 +182,11 @@ class KernelPool:
         try:
             key = None
             if cache is not None:
-                key = tuple(r for r in ranges[-(len(ins) + len(outs)):]) if ins or outs else ()
+                # Only where the inputs and outputs lie in *shared* memory: a relocated
+                # pointer is (shared start + offset into its array), and a plan's offsets
+                # are fixed, while the numpy address of a per-call output (np.empty) or
+                # input may differ from dispatch to dispatch (malloc).
+                key = tuple((r[2], r[1] - r[0]) for r in ranges[len(ranges) - len(ins) - len(outs):])
             table = cache.get(key) if cache is not None else None
             if table is None:
                 table = self._table(name, calls, ranges)
@@ -203,8 +213,9 @@ class KernelPool:
             old = self._images.get(key)
             if old is not None:
                 self.heap.free(old[0])
-            else:
-                weakref.finalize(a, self._forget, key, self._images)
+            if key not in self._watched:  # one finalizer per buffer, not one per dispatch
+                self._watched.add(key)
+                weakref.finalize(a, self._forget_image, key)
             self._images[key] = (s, n)
 
     def _stage(self, ranges, temps, out_images, consts, ins, outs, scratch, chained):
