@@ -13,8 +13,10 @@
  */
 #include "simd.h"
 #include "gemm.h"
+#include "exact64.h"
+#include "pack_oihw.h"
 
-#define WK_ABI_VERSION 1
+#define WK_ABI_VERSION 3
 
 WK_EXPORT int wk_abi_version(void) { return WK_ABI_VERSION; }
 

@@ -169,6 +169,16 @@ class NodeWasmBackend:
         self._call("wk_binary", [op, n, _Buf(a, 4 * max(1, n * sa)), sa, _Buf(b, 4 * max(1, n * sb)), sb,
                                  _Buf(y, 4 * n, out=True)])
 
+    def erf(self, n, x, y):
+        self._call("wk_erf", [n, _Buf(x, 4 * n), _Buf(y, 4 * n, out=True)])
+
+    def pack_oihw(self, og, i, hw, w, bp):
+        self._call("wk_pack_oihw", [og, i, hw, _Buf(w, 4 * og * i * hw), _Buf(bp, 4 * _ru(og) * i * hw, out=True)])
+
+    def layer_norm(self, rows, n, x, scale, bias, y, eps):
+        self._call("wk_layer_norm", [rows, n, _Buf(x, 4 * rows * n), _Buf(scale, 4 * n), _Buf(bias, 4 * n),
+                                     _Buf(y, 4 * rows * n, out=True), float(eps)])
+
     def probe(self):
         """A tiny GEMM: raises if Node cannot instantiate or run the module."""
         a = np.ones((1, 1), np.float32)

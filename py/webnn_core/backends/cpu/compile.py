@@ -48,7 +48,7 @@ import math
 import numpy as np
 
 from ...registry import OPS, Op
-from .fast.pack import pack_b, pack_conv
+from .fast.pack import pack_b, pack_conv, round_up
 from .reference import Step, coerce
 
 CONV_OPS = ("conv2d", "conv2d+relu", "conv2d+clamp")
@@ -320,9 +320,25 @@ def prepack(nodes, library) -> list:
                 node = _copy(node, _prep=pack_b(ins[1].value, library))
         elif name == "gemm" and _const(ins[1]) and _f32(ins[0]) and _f32(ins[1]):
             b = ins[1].value
-            node = _copy(node, _prep=pack_b(b.T if node.attrs["bT"] else b, library))
+            b = b.T if node.attrs["bT"] else b
+            node = _copy(node, _prep=pack_b(b, library), **_gemm_bias(node, b.shape[1]))
         out.append(node)
     return out
+
+
+def _gemm_bias(node, n) -> dict:
+    """A constant row-vector C of a gemm with alpha 1 as the kernel's bias
+    (`_bias`: beta * C in float32, padded to the panel width), so that the
+    kernel adds it after accumulating: exactly the reference's `y + beta * C`."""
+    ins = node.inputs
+    c = ins[2] if len(ins) > 2 else None
+    if c is None or not _const(c) or not _f32(c) or node.attrs["alpha"] != 1.0 or node.attrs["beta"] == 0:
+        return {}
+    if tuple(c.shape) not in ((), (1,), (n,), (1, 1), (1, n)):
+        return {}
+    bias = np.zeros(round_up(n), np.float32)
+    bias[:n] = np.float32(node.attrs["beta"]) * np.broadcast_to(c.value.reshape(-1), (n,))
+    return {"_bias": bias}
 
 
 # -- 3. buffers ----------------------------------------------------------------------

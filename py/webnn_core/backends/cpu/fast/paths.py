@@ -315,26 +315,28 @@ def pack_b_runtime(backend, b: np.ndarray) -> np.ndarray:
     return pack_b(b, backend)
 
 
-def gemm_into(backend, a: np.ndarray, bp: np.ndarray, n: int, out: np.ndarray, cpu=None):
-    """out (M x N, row stride >= N) = a (M x K, C-contiguous) . packed B; in row
-    tiles on `cpu`'s thread pool when it has one and the GEMM is big enough."""
+def gemm_into(backend, a: np.ndarray, bp: np.ndarray, n: int, out: np.ndarray, cpu=None, bias=None):
+    """out (M x N, row stride >= N) = a (M x K, C-contiguous) . packed B [+ bias,
+    round_up(N) floats, added after the accumulation]; in row tiles on `cpu`'s
+    thread pool when it has one and the GEMM is big enough."""
     m, k = a.shape
     ldc = out.strides[0] // 4
     parts = _parts(cpu, m * n * k, m)
+    b0 = 0 if bias is None else addr(bias)
     if parts > 1:
         a0, c0 = addr(a), addr(out)
-        calls = [[m1 - m0, n, k, a0 + 4 * m0 * k, k, addr(bp), 0, c0 + 4 * m0 * ldc, ldc, -INF, INF]
+        calls = [[m1 - m0, n, k, a0 + 4 * m0 * k, k, addr(bp), b0, c0 + 4 * m0 * ldc, ldc, -INF, INF]
                  for m0, m1 in tiling.gemm_tiles(m, parts)]
         pool = cpu.kernel_pool
         if pool is not None:
             try:
-                pool.run("wk_gemm", calls, consts=[bp], ins=[a], outs=[out])
+                pool.run("wk_gemm", calls, consts=[bp] if bias is None else [bp, bias], ins=[a], outs=[out])
                 return out
             except PoolFull as e:
                 cpu.decline("matmul", f"ran on one thread: {e}")
         cpu.run_calls(backend.gemm, calls)
         return out
-    backend.gemm(m, n, k, addr(a), k, addr(bp), 0, addr(out), ldc, -INF, INF)
+    backend.gemm(m, n, k, addr(a), k, addr(bp), b0, addr(out), ldc, -INF, INF)
     return out
 
 
@@ -381,14 +383,26 @@ def gemm(cpu, attrs, a, b, c=None):
     if m * n * k < SMALL_GEMM:
         return cpu.decline("gemm", f"small ({m}x{k}x{n})")
     bp = attrs.get("_prep")
-    if bp is None:
-        bp = pack_b_runtime(backend, b2)
-    y = gemm_into(backend, _c(a2), bp, n, np.empty((m, n), F32), cpu)
-    # The epilogue exactly as the reference (ops/linalg.py Gemm.compute).
+    bias = attrs.get("_bias")  # beta * C, added by the kernel (compile.py, constant C with alpha 1)
+    call = attrs.get("_call")
+    if call is not None and call[0] is backend:
+        # A compiled gemm on one thread: its constant addresses resolved once (each
+        # address lookup costs microseconds in Pyodide, like the call itself).
+        a2 = _c(a2)
+        y = np.empty((m, n), F32)
+        backend.gemm(m, n, k, addr(a2), k, call[1], call[2], addr(y), n, -INF, INF)
+    else:
+        if bp is None:
+            bp = pack_b_runtime(backend, b2)
+        y = gemm_into(backend, _c(a2), bp, n, np.empty((m, n), F32), cpu, bias)
+        if attrs.get("_prep") is not None and tiling.parts_for(m * n * k, m, _threads(cpu)) == 1:
+            attrs["_call"] = (backend, addr(bp), 0 if bias is None else addr(bias))
+    # The epilogue exactly as the reference (ops/linalg.py Gemm.compute), in place.
     if attrs["alpha"] != 1.0:
-        y = y * np.float32(attrs["alpha"])
-    if c is not None and attrs["beta"] != 0:
-        y = y + np.float32(attrs["beta"]) * c
+        np.multiply(y, np.float32(attrs["alpha"]), out=y)
+    if c is not None and attrs["beta"] != 0 and bias is None:
+        beta = attrs["beta"]
+        np.add(y, c if beta == 1.0 else np.float32(beta) * c, out=y)
     return y
 
 
