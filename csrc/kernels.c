@@ -474,20 +474,35 @@ WK_EXPORT void wk_shuffle(int P, int g, int cg, const float *x, float *y) {
 
 /* ----------------------------------------------------------- transpose -- */
 
+/* One 4 x 4 block: y[j][i] = x[i][j] (row strides ldx, ldy), four loads, eight shuffles, four stores. */
+WK_INLINE void transpose4x4(const float *x, int ldx, float *y, int ldy) {
+  const v4f r0 = vld(x), r1 = vld(x + ldx), r2 = vld(x + 2 * ldx), r3 = vld(x + 3 * ldx);
+  const v4f t0 = __builtin_shufflevector(r0, r1, 0, 4, 1, 5);
+  const v4f t1 = __builtin_shufflevector(r0, r1, 2, 6, 3, 7);
+  const v4f t2 = __builtin_shufflevector(r2, r3, 0, 4, 1, 5);
+  const v4f t3 = __builtin_shufflevector(r2, r3, 2, 6, 3, 7);
+  vst(y, __builtin_shufflevector(t0, t2, 0, 1, 4, 5));
+  vst(y + ldy, __builtin_shufflevector(t0, t2, 2, 3, 6, 7));
+  vst(y + 2 * ldy, __builtin_shufflevector(t1, t3, 0, 1, 4, 5));
+  vst(y + 3 * ldy, __builtin_shufflevector(t1, t3, 2, 3, 6, 7));
+}
+
 /* y = x^T for `batch` row-major rows x cols matrices (NCHW <-> NHWC of each
- * image: C x HW <-> HW x C), in 8 x 8 blocks; a pure copy, any 4-byte type. */
+ * image: C x HW <-> HW x C): 4 x 4 SIMD blocks, scalar edges; a pure copy of
+ * 4-byte elements (bit patterns, NaN payloads included, are moved unchanged). */
 WK_EXPORT void wk_transpose(int batch, int rows, int cols, const float *x, float *y) {
+  const int r4 = rows & ~3, c4 = cols & ~3;
   for (int b = 0; b < batch; b++) {
     const float *xb = x + b * rows * cols;
     float *yb = y + b * rows * cols;
-    for (int i0 = 0; i0 < rows; i0 += 8) {
-      const int i1 = imin(rows, i0 + 8);
-      for (int j0 = 0; j0 < cols; j0 += 8) {
-        const int j1 = imin(cols, j0 + 8);
-        for (int i = i0; i < i1; i++) {
-          for (int j = j0; j < j1; j++) yb[j * rows + i] = xb[i * cols + j];
-        }
+    for (int i = 0; i < r4; i += 4) {
+      for (int j = 0; j < c4; j += 4) transpose4x4(xb + i * cols + j, cols, yb + j * rows + i, rows);
+      for (int j = c4; j < cols; j++) {
+        for (int k = i; k < i + 4; k++) yb[j * rows + k] = xb[k * cols + j];
       }
+    }
+    for (int i = r4; i < rows; i++) {
+      for (int j = 0; j < cols; j++) yb[j * rows + i] = xb[i * cols + j];
     }
   }
 }
