@@ -5,10 +5,11 @@
 import { IDL_OPS } from './idl_tables.js';
 import {
   INTERNAL, NamedRecord, bytesOf, convert, convertRecord, converters, defineAttribute, defineInterface, defineOperation,
-  encodeJson, isSharedBuffer, promiseOperation, requireArgs, toBufferSource, toUSVString,
+  isSharedBuffer, promiseOperation, requireArgs, toBufferSource, toUSVString,
 } from './webidl.js';
 import {
-  ENGINE, copyFromHeap, dispatchFast, engine, heapView, py, pyReply, readTensorFast, ref, writeTensorFast,
+  ENGINE, copyFromHeap, dispatchFast, engine, heapView, py, pyReply, pyResultText, readTensorFast, ref,
+  writeTensorFast,
 } from './engine.js';
 import {
   SavedDOMException, SavedMessageChannel, SavedUint8Array, SavedWeakRef, defineDataProperty, hasOwn, isView, jsonParse, savedSetTimeout,
@@ -176,7 +177,7 @@ function newContext(handle, deviceType, gpuDevice, accelerated, gpu) {
 // Each context answers for its own backend: cached per context, never shared.
 defineOperation(MLContext.prototype, 'opSupportLimits', 0, function () {
   const s = brand(this, 'MLContext', 'MLContext.opSupportLimits');
-  if (s.limitsJson === undefined) s.limitsJson = encodeJson(py('op_support_limits', [ref(s.handle)]));
+  if (s.limitsJson === undefined) s.limitsJson = pyResultText('op_support_limits', [ref(s.handle)]);
   return jsonParse(s.limitsJson);  // a fresh dictionary per call
 });
 

@@ -8,7 +8,8 @@ import { CONFIG, ENGINE_STATS, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.
 import { simdAttach } from './simd.js';
 import { engineReady, forgetPrefetch, markTime, reportProgress, startRuntime, wasmCompileAllowed } from './startup.js';
 import {
-  SavedDOMException, SavedUint8Array, jsonParse, reflectApply, typedArrayBuffer, typedArrayByteLength, typedArraySet,
+  SavedDOMException, SavedUint8Array, jsonParse, reflectApply, stringSlice, typedArrayBuffer, typedArrayByteLength,
+  typedArraySet,
 } from './intrinsics.js';
 import { encodeJson } from './webidl.js';
 import { runDeviceCommands } from './webgpu.js';
@@ -108,6 +109,16 @@ export function pyReply(method, args, data) {
     }
   }
   return replyOf(text);
+}
+
+// A call whose result the engine formats as JSON text itself (bridge._Json, e.g.
+// op_support_limits): that text, unparsed, for a caller that keeps it and parses
+// its own copies. Any other reply (an error, device commands) is handled as
+// pyReply does and its result encoded again.
+export function pyResultText(method, args) {
+  const text = ENGINE.call(method, encodeJson(args));
+  if (stringSlice(text, 0, 6) === '{"ok":') return stringSlice(text, 6, -1);  // bridge.call's direct form
+  return encodeJson(replyOf(text).ok);
 }
 
 function replyOf(text) {
