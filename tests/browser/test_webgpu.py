@@ -343,6 +343,18 @@ CASES = [
          u=given("uint64", [3], [2 ** 64 - 1, 2 ** 32, 3]), v=given("uint64", [1], [2 ** 32])),
     case("where-int64", "b.where(c, x, y)", ["where"], c=given("uint8", [2, 3], [1, 0, 1, 0, 0, 1]),
          x=given("int64", [3], [2 ** 62, -5, -(2 ** 50)]), y=given("int64", [2, 1], [7, -(2 ** 63)])),
+    # Data movement of 64-bit values: each element moves as both words (vec2<u32>); indices of
+    # the gather family stay 32-bit views (int64 indices, clamped).
+    case("data-movement-int64-uint64", "[b.transpose(x), b.slice(x, [0, 1], [2, 2]), b.concat([x, x], 0),"
+         " b.pad(x, [1, 0], [0, 2], {value: -(2 ** 40)}), b.tile(u, [2]), b.reverse(x), b.expand(u, [2, 4]),"
+         " b.triangular(x, {upper: false}), ...b.split(u, 2), b.gather(x, k, {axis: 1}), b.gatherElements(x, j, {axis: 0}),"
+         " b.gatherND(x, m), b.scatterND(u, n, v), b.scatterElements(x, j, b.slice(x, [1, 0], [1, 3]), {axis: 0})]",
+         ["transpose", "slice", "concat", "pad", "tile", "reverse", "expand", "triangular", "split", "gather",
+          "gatherElements", "gatherND", "scatterND", "scatterElements"],
+         x=given("int64", [2, 3], [2 ** 62 + 1, -5, -(2 ** 50) - 3, 7, 2 ** 63 - 1, -(2 ** 63)]),
+         u=given("uint64", [4], [2 ** 64 - 1, 2 ** 33 + 1, 0, 5]), k=given("int64", [3], [2, -1, BIG]),
+         j=given("int32", [1, 3], [1, 0, 1], constant=True), m=given("int32", [2, 2], [1, 2, 0, 0]),
+         n=given("int32", [1, 1], [2], constant=True), v=given("uint64", [1], [2 ** 64 - 2])),
     case("split-pad-tile-reverse", "b.split(x, [1, 3], {axis: 1}).map((o, i) => i ? b.reverse(b.tile(o, [1, 1, 2])) :"
          " b.pad(o, [1, 0, 2], [0, 1, 0], {value: 7}))", ["split", "pad", "tile", "reverse"], x=operand((2, 4, 3), "int32")),
 ]

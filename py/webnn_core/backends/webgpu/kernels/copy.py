@@ -1,24 +1,39 @@
 """Data movement: reshape, identity copies, transpose, expand, slice, split,
 concat, pad (every mode), tile, reverse, triangular, gather, gatherElements,
 gatherND, scatterElements and scatterND (int32 or uint32 indices). Every element is 4 bytes wide, so
-these copy u32 words whatever the data type. Gather form (one thread per
+these copy u32 words whatever the data type, except int64/uint64 elements, which
+move as vec2<u32> (both words; kernels/int64.py). Gather form (one thread per
 output element computing its source coordinates) except concat, which
 scatters each input into its place."""
 from __future__ import annotations
 
 from .. import wgsl
 from .common import Call, Decline, Step
+from .int64 import INT64
+
+
+DATA_TYPES = (*wgsl.TYPES, *INT64)
 
 
 def _check(call: Call) -> None:
     for operand in [*call.inputs, *call.outputs]:
-        if operand.dtype not in wgsl.TYPES:
+        if operand.dtype not in DATA_TYPES:
             raise Decline(f"{call.op} on {operand.dtype} has no WGSL kernel")
 
 
-def _gather(src, dst, source_coords, valid=None, fill="0u") -> Step:
+def _element(operand) -> str:
+    """The WGSL type one element moves as: both words of a 64-bit integer, else a word."""
+    return "vec2<u32>" if operand.dtype in INT64 else "u32"
+
+
+def _zero(operand) -> str:
+    return "vec2<u32>(0u)" if operand.dtype in INT64 else "0u"
+
+
+def _gather(src, dst, source_coords, valid=None, fill=None) -> Step:
     """Copy into `dst`: output coordinate d reads input coordinate
-    `source_coords(coords)[d]`; where `valid(coords)` is false, `fill`."""
+    `source_coords(coords)[d]`; where `valid(coords)` is false, `fill` (default 0)."""
+    fill = fill or _zero(dst)
     n = wgsl.count(dst.shape)
     d = wgsl.dispatch_1d(n)
     code, coords = wgsl.unravel("i", dst.shape)
@@ -27,7 +42,8 @@ def _gather(src, dst, source_coords, valid=None, fill="0u") -> Step:
         body = f"{code}\n  y[i] = x_[{index}];"
     else:
         body = f"{code}\n  if ({valid(coords)}) {{ y[i] = x_[{index}]; }} else {{ y[i] = {fill}; }}"
-    text = "\n".join([wgsl.header([("x_", "u32", False), ("y", "u32", True)]), wgsl.elementwise_main(n, body, d)])
+    ety = _element(dst)
+    text = "\n".join([wgsl.header([("x_", ety, False), ("y", ety, True)]), wgsl.elementwise_main(n, body, d)])
     return Step(text, [src, dst], d)
 
 
@@ -97,7 +113,8 @@ def concat(call: Call) -> list:
         code, coords = wgsl.unravel("i", x.shape)
         index = wgsl.dot(coords, ost, start * ost[axis])
         body = f"{code}\n  y[{index}] = x_[i];"
-        text = "\n".join([wgsl.header([("x_", "u32", False), ("y", "u32", True)]), wgsl.elementwise_main(n, body, d)])
+        ety = _element(out)
+        text = "\n".join([wgsl.header([("x_", ety, False), ("y", ety, True)]), wgsl.elementwise_main(n, body, d)])
         steps.append(Step(text, [x, out], d))
         start += x.shape[axis]
     return steps
@@ -126,7 +143,11 @@ def pad(call: Call) -> list:
     if mode != "constant":
         return [_gather(x, call.outputs[0], lambda c: [_mirror(v, b, size, mode) if size > 1 or b else v
                                                        for v, (b, _), size in zip(c, pads, x.shape)])]
-    fill = f"bitcast<u32>({wgsl.literal(call.attrs['value'], x.dtype)})"
+    if x.dtype in INT64:
+        bits = int(call.attrs["value"]) & 0xFFFFFFFFFFFFFFFF
+        fill = f"vec2<u32>({bits & 0xFFFFFFFF}u, {bits >> 32}u)"
+    else:
+        fill = f"bitcast<u32>({wgsl.literal(call.attrs['value'], x.dtype)})"
     src = lambda c: [f"({v} - {b}u)" for v, (b, _) in zip(c, pads)]  # noqa: E731
     valid = lambda c: " && ".join([f"{v} >= {b}u && {v} < {b + size}u"  # noqa: E731
                                    for v, (b, _), size in zip(c, pads, x.shape)] or ["true"])
@@ -142,7 +163,7 @@ def triangular(call: Call) -> list:
     def keep(c):
         offset = f"(i32({c[-1]}) - i32({c[-2]}))"
         return f"{offset} {'>=' if upper else '<='} {diagonal}"
-    return [_gather(x, out, lambda c: list(c), keep, "0u")]
+    return [_gather(x, out, lambda c: list(c), keep)]
 
 
 def tile(call: Call) -> list:
@@ -177,7 +198,7 @@ def _indices_type(call: Call, indices):
 def gather_nd(call: Call) -> list:
     x, indices = call.inputs
     for operand in (x, *call.outputs):
-        if operand.dtype not in wgsl.TYPES:
+        if operand.dtype not in DATA_TYPES:
             raise Decline(f"{call.op} on {operand.dtype} has no WGSL kernel")
     out, = call.outputs
     ity = _indices_type(call, indices)
@@ -191,7 +212,8 @@ def gather_nd(call: Call) -> list:
         lines.append(f"  let k{j} = idx_[row * {k}u + {j}u];")
         lines.append(f"  at = at + {_index(call, f'k{j}', x.shape[j])} * {xst[j]}u;")
     lines.append("  y[i] = x_[at];")
-    text = "\n".join([wgsl.header([("x_", "u32", False), ("idx_", ity, False), ("y", "u32", True)]),
+    ety = _element(out)
+    text = "\n".join([wgsl.header([("x_", ety, False), ("idx_", ity, False), ("y", ety, True)]),
                       wgsl.elementwise_main(n, "\n".join(lines), d)])
     return [Step(text, [x, indices, out], d)]
 
@@ -204,7 +226,7 @@ def _scatter(call: Call, target_of) -> list:
     x, indices, updates = call.inputs
     out, = call.outputs
     for operand in (x, updates, out):
-        if operand.dtype not in wgsl.TYPES:
+        if operand.dtype not in DATA_TYPES:
             raise Decline(f"{call.op} on {operand.dtype} has no WGSL kernel")
     ity = _indices_type(call, indices)
     n = wgsl.count(out.shape)
@@ -218,8 +240,9 @@ def _scatter(call: Call, target_of) -> list:
     if ({target} == i) {{ v = upd_[u]; break; }}
   }}
   y[i] = v;"""
-    text = "\n".join([wgsl.header([("x_", "u32", False), ("idx_", ity, False), ("upd_", "u32", False),
-                                   ("y", "u32", True)]), wgsl.elementwise_main(n, body, d)])
+    ety = _element(out)
+    text = "\n".join([wgsl.header([("x_", ety, False), ("idx_", ity, False), ("upd_", ety, False),
+                                   ("y", ety, True)]), wgsl.elementwise_main(n, body, d)])
     return [Step(text, [x, indices, updates, out], d)]
 
 
@@ -254,7 +277,7 @@ def scatter_nd(call: Call) -> list:
 def _gather_like(call: Call, index_of) -> list:
     x, indices = call.inputs
     out, = call.outputs
-    if x.dtype not in wgsl.TYPES or indices.dtype not in ("int32", "uint32"):
+    if x.dtype not in DATA_TYPES or indices.dtype not in ("int32", "uint32"):
         raise Decline(f"{call.op} of {x.dtype} with {indices.dtype} indices has no WGSL kernel")
     axis = call.attrs["axis"]
     n = wgsl.count(out.shape)
@@ -264,7 +287,8 @@ def _gather_like(call: Call, index_of) -> list:
     index = wgsl.dot(source, wgsl.strides(x.shape))
     ity = wgsl.wgsl_type(indices.dtype)
     body = f"{code}\n  let k = idx_[{at}];\n  let j = {_index(call, 'k', x.shape[axis])};\n  y[i] = x_[{index}];"
-    text = "\n".join([wgsl.header([("x_", "u32", False), ("idx_", ity, False), ("y", "u32", True)]),
+    ety = _element(out)
+    text = "\n".join([wgsl.header([("x_", ety, False), ("idx_", ity, False), ("y", ety, True)]),
                       wgsl.elementwise_main(n, body, d)])
     return [Step(text, [x, indices, out], d)]
 

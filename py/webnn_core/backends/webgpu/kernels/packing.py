@@ -43,9 +43,9 @@ def int64_mode(node, op: str, position, operand):
                     anyway (indices, sign)
         "extend"    an output widened back (sign- or zero-extended): exact
                     when the 32-bit result is (argMin/argMax indices, sign)
-    cast, clamp, add/sub/mul/max/min, the comparisons and where take their
-    64-bit operands whole (kernels/int64.py); other 64-bit arithmetic stays on
-    the cpu fallback."""
+    cast, clamp, add/sub/mul/max/min, the comparisons, where and data movement
+    take their 64-bit operands whole (kernels/int64.py, copy.py); other 64-bit
+    arithmetic stays on the cpu fallback."""
     if operand.dtype not in INT64:
         return None
     signed = operand.dtype == "int64"
@@ -111,8 +111,11 @@ class Wide:
         self.mode = mode  # 64-bit integers: int64_mode()
 
 
-# Ops whose kernels take 64-bit operands whole (kernels/int64.py), besides cast and clamp.
+# Ops whose kernels take 64-bit operands whole (kernels/int64.py), besides cast and clamp;
+# the data movement ops move them as vec2<u32> (kernels/copy.py), all but their indices.
 INT64_WHOLE = frozenset({"add", "sub", "mul", "max", "min", *COMPARE})
+INT64_MOVED = frozenset({"transpose", "expand", "slice", "split", "concat", "pad", "tile", "reverse", "triangular"})
+INT64_INDEXED = frozenset({"gather", "gatherElements", "gatherND", "scatterElements", "scatterND"})
 
 
 def takes_packed(op: str, position, operand) -> bool:
@@ -120,7 +123,8 @@ def takes_packed(op: str, position, operand) -> bool:
     packed as it is stored."""
     if op == "reshape":
         return True
-    if operand.dtype in INT64 and (op in ("cast", "clamp") or op in INT64_WHOLE
+    if operand.dtype in INT64 and (op in ("cast", "clamp") or op in INT64_WHOLE or op in INT64_MOVED
+                                   or (op in INT64_INDEXED and position != 1)
                                    or (op == "where" and position != 0)):
         return True  # kernels/int64.py, exact on both words
     if operand.dtype != "uint8":
