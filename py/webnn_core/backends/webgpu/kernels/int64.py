@@ -318,3 +318,14 @@ def cumsum64(call: Call) -> list:
   }}"""
     text = "\n".join([wgsl.header([("x_", "u32", False), ("y", "u32", True)]), wgsl.elementwise_main(lines, body, dsp)])
     return [Step(text, [x, out], dsp)]
+
+
+def identity64(call: Call) -> list:
+    """identity of a 64-bit input: both words copied."""
+    x, = call.inputs
+    out, = call.outputs
+    n = wgsl.count(out.shape)
+    d = wgsl.dispatch_1d(n)
+    body = "  y[2u * i] = x_[2u * i];\n  y[2u * i + 1u] = x_[2u * i + 1u];"
+    text = "\n".join([wgsl.header([("x_", "u32", False), ("y", "u32", True)]), wgsl.elementwise_main(n, body, d)])
+    return [Step(text, [x, out], d)]

@@ -116,7 +116,7 @@ class Wide:
 # Ops whose kernels take 64-bit operands whole (kernels/int64.py), besides cast and clamp;
 # the data movement ops move them as vec2<u32> (kernels/copy.py), all but their indices.
 INT64_WHOLE = frozenset({"add", "sub", "mul", "div", "pow", "max", "min", *COMPARE,
-                         "reduceMax", "reduceMin", "cumulativeSum"})
+                         "reduceMax", "reduceMin", "cumulativeSum", "maxPool2d", "identity"})
 # Ops that take a 64-bit input whole but give a 32-bit result (widened by the planner).
 INT64_INPUT_WHOLE = frozenset({"argMin", "argMax"})
 INT64_MOVED = frozenset({"transpose", "expand", "slice", "split", "concat", "pad", "tile", "reverse", "triangular"})
