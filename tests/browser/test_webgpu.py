@@ -229,6 +229,12 @@ CASES = [
          a=operand((6,), "uint8", low=0, high=255), c=operand((6,), "uint8", low=0, high=255)),
     case("equal-uint8-transpose", "b.equal(b.transpose(a), c)", ["equal", "transpose"],
          a=operand((3, 2), "uint8", low=0, high=3), c=operand((2, 3), "uint8", low=0, high=3, constant=True)),
+    # Integer pow: square and multiply, wrapping; negative exponents truncated (1, +-1, 0; 0^-n = 0).
+    case("pow-int32-uint32-int8-uint8", "[b.pow(a, e), b.pow(u, v), b.pow(c, f), b.pow(g, h)]", ["pow"],
+         a=given("int32", [8], [3, -3, 2, 1, -1, -1, 0, 7]), e=given("int32", [8], [20, 21, 31, -5, -3, -4, -2, 33]),
+         u=given("uint32", [4], [3, 65537, 4294967295, 0]), v=given("uint32", [4], [21, 3, 7, 0]),
+         c=given("int8", [5], [3, -3, 2, -1, 5]), f=given("int8", [5], [5, 7, 7, -3, 127]),
+         g=given("uint8", [4], [3, 16, 255, 2]), h=given("uint8", [4], [6, 2, 3, 200])),
     case("cumulativeSum", "[b.cumulativeSum(x, 1), b.cumulativeSum(x, 2, {exclusive: true, reversed: true})]",
          ["cumulativeSum"], tol=1e-5, x=operand((2, 3, 5))),
     case("cumulativeSum-i32-f16", "[b.cumulativeSum(a, 0, {reversed: true}), b.cumulativeSum(h, 1, {exclusive: true})]",
@@ -343,6 +349,42 @@ CASES = [
          u=given("uint64", [3], [2 ** 64 - 1, 2 ** 32, 3]), v=given("uint64", [1], [2 ** 32])),
     case("where-int64", "b.where(c, x, y)", ["where"], c=given("uint8", [2, 3], [1, 0, 1, 0, 0, 1]),
          x=given("int64", [3], [2 ** 62, -5, -(2 ** 50)]), y=given("int64", [2, 1], [7, -(2 ** 63)])),
+    # argMin/argMax of 64-bit inputs: two-word compares (ties and values beyond 32 bits decide).
+    case("argMax-argMin-of-int64-uint64", "[b.argMax(x, 1), b.argMin(x, 0, {outputDataType: 'int64'}), b.argMax(u, 0),"
+         " b.argMin(u, 0, {outputDataType: 'int64'})]", ["argMax", "argMin"],
+         x=given("int64", [3, 4], [-1, 2 ** 40, 2 ** 40 + 1, 2 ** 40 + 1, -(2 ** 63), 2 ** 63 - 1, 5, -(2 ** 32),
+                                   7, 7, -(2 ** 40), 2 ** 32]),
+         u=given("uint64", [5], [2 ** 32, 2 ** 64 - 1, 2 ** 63, 2 ** 64 - 1, 0])),
+    # reduceMax/reduceMin of 64-bit inputs over several axes and all of them.
+    case("reduceMax-reduceMin-int64-uint64", "[b.reduceMax(x, {axes: [0, 2]}), b.reduceMin(x, {axes: [1],"
+         " keepDimensions: true}), b.reduceMin(x), b.reduceMax(u), b.reduceMin(u, {axes: [0]}), b.reduceMax(x, {axes: []})]",
+         ["reduceMax", "reduceMin"],
+         x=given("int64", [2, 3, 2], [-1, 2 ** 40, -(2 ** 63), 2 ** 63 - 1, 5, -(2 ** 32), 7, -(2 ** 40), 2 ** 32, 0,
+                                      -2, 2 ** 40 + 1]),
+         u=given("uint64", [2, 2], [2 ** 32, 2 ** 64 - 1, 2 ** 63, 3])),
+    # cumulativeSum: two-word adds in order, wrapping past 2^63 - 1 and 2^64 - 1.
+    case("cumulativeSum-int64-uint64", "[b.cumulativeSum(x, 1), b.cumulativeSum(x, 0, {exclusive: true, reversed: true}),"
+         " b.cumulativeSum(u, 0, {reversed: true}), b.cumulativeSum(u, 0, {exclusive: true})]", ["cumulativeSum"],
+         x=given("int64", [2, 4], [2 ** 63 - 1, 1, 2 ** 32 - 1, -(2 ** 40), -5, -(2 ** 63), 2 ** 31, 7]),
+         u=given("uint64", [4], [2 ** 64 - 1, 2, 2 ** 32 - 1, 2 ** 63])),
+    # pow by squaring (wraps), negative exponents truncated (1, +-1, 0; 0^-n = 0).
+    case("pow-int64-uint64", "[b.pow(x, e), b.pow(u, v)]", ["pow"],
+         x=given("int64", [10], [3, -3, 2, 2, -2, 1, -1, -1, 0, 7]),
+         e=given("int64", [10], [40, 39, 63, 64, 63, -5, -3, -4, -2, 2 ** 62 + 1]),
+         u=given("uint64", [5], [3, 2 ** 32 + 1, 2 ** 64 - 1, 0, 5]), v=given("uint64", [5], [41, 3, 2 ** 63 + 1, 0, 27])),
+    # div truncates toward zero, x/0 = 0, -2^63 / -1 wraps; magnitudes across both words.
+    case("div-int64-uint64", "[b.div(x, y), b.div(u, v)]", ["div"],
+         x=given("int64", [12], [7, -7, 7, -7, -(2 ** 63), -(2 ** 63), 2 ** 63 - 1, 5, -(2 ** 40) - 3, 123456789012345,
+                                 2 ** 63 - 1, 0]),
+         y=given("int64", [12], [2, 2, -2, -2, -1, 3, 1, 0, 2 ** 20 + 1, -(2 ** 33) - 7, -(2 ** 63), -5]),
+         u=given("uint64", [6], [2 ** 64 - 1, 2 ** 64 - 1, 2 ** 64 - 1, 2 ** 63 + 5, 9, 2 ** 40]),
+         v=given("uint64", [6], [2 ** 63 + 1, 3, 2 ** 32 + 1, 2 ** 63 + 5, 0, 2 ** 64 - 1])),
+    # maxPool2d and identity of 64-bit values: two-word compares, both words copied.
+    case("maxPool2d-identity-int64-uint64", "[b.maxPool2d(x, {windowDimensions: [2, 2], padding: [1, 0, 0, 1]}),"
+         " b.maxPool2d(u, {windowDimensions: [1, 2], strides: [1, 2], layout: 'nhwc'}), b.identity(x), b.identity(u)]",
+         ["maxPool2d", "identity"],
+         x=given("int64", [1, 1, 2, 3], [-(2 ** 63), -(2 ** 40), -5, -(2 ** 32), 2 ** 40 + 1, -(2 ** 63) + 1]),
+         u=given("uint64", [1, 1, 4, 1], [2 ** 63, 2 ** 64 - 1, 5, 2 ** 32])),
     # Data movement of 64-bit values: each element moves as both words (vec2<u32>); indices of
     # the gather family stay 32-bit views (int64 indices, clamped).
     case("data-movement-int64-uint64", "[b.transpose(x), b.slice(x, [0, 1], [2, 2]), b.concat([x, x], 0),"
@@ -473,7 +515,7 @@ def test_context_on_a_given_gpudevice_uses_that_device(webgpu_page):
 
 def test_ops_without_wgsl_kernel_are_partitioned_and_counted(webgpu_page):
     r = webgpu_page.evaluate("window.partition()")
-    assert r["y"] == [1, 3, 6, 10] and r["w"] == [-1, -2, -3, -4]
-    assert len(r["partitions"]) == 1 and "int64" in r["partitions"][0]["reason"], r["partitions"]
+    assert r["y"] == [16384, 65536, 147456, 262144] and r["w"] == [-1, -2, -3, -4]
+    assert len(r["partitions"]) == 1 and "65536 batches exceed one dispatch" in r["partitions"][0]["reason"], r["partitions"]
     assert r["counts"]["graphs_cpu"] == 1 and r["counts"]["dispatches_cpu"] == 1 and r["counts"]["graphs_gpu"] == 1
     assert r["refused"].startswith("NotSupportedError: dispatch: input 'x' was last written by a graph that ran on the GPU")

@@ -59,6 +59,28 @@ HELPERS = {
            + 1.33387994085e-1) * z + 3.33331568548e-1) * z * y + y;
   return select(t, -1.0 / t, (i32(k) & 1) != 0);
 }""",
+    "powi32_": """fn powi32_(a: i32, b: i32) -> i32 {
+  // a^-n truncated toward zero: 1 for 1, +-1 for -1, 0 otherwise (0^-n too, like x/0).
+  if (b < 0i) {
+    if (a == 1i) { return 1i; }
+    if (a == -1i) { return select(1i, -1i, (b & 1i) != 0i); }
+    return 0i;
+  }
+  return bitcast<i32>(powu32_(bitcast<u32>(a), u32(b)));
+}""",
+    "powu32_": """fn powu32_(a: u32, b: u32) -> u32 {
+  // Square and multiply, wrapping: the repeated product modulo 2^32 (also for i32 bits).
+  var r = 1u;
+  var p = a;
+  var e = b;
+  loop {
+    if (e == 0u) { break; }
+    if ((e & 1u) == 1u) { r = r * p; }
+    p = p * p;
+    e = e >> 1u;
+  }
+  return r;
+}""",
     "sign_": """fn sign_(x: f32) -> f32 {
   if ((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u) { return x; }
   return sign(x);
@@ -144,6 +166,8 @@ def unary(call: Call) -> list:
     dtype = x.dtype
     if call.op == "clamp" and dtype in int64.INT64 and not call.activation:
         return int64.clamp64(call)
+    if call.op == "identity" and dtype in int64.INT64 and not call.activation:
+        return int64.identity64(call)
     if dtype not in wgsl.TYPES:
         raise Decline(f"{call.op} on {dtype} has no WGSL kernel")
     expr = unary_expr(call.op, call.attrs, dtype)
@@ -159,7 +183,7 @@ def unary(call: Call) -> list:
 FLOAT_BINARY = {"add": "a + b", "sub": "a - b", "mul": "a * b", "div": "a / b", "max": "fmax_(a, b)",
                 "min": "fmin_(a, b)", "pow": "pow_(a, b)"}
 INT_BINARY = {"add": "a + b", "sub": "a - b", "mul": "a * b", "div": "select(a / b, ZERO, b == ZERO)",
-              "max": "max(a, b)", "min": "min(a, b)"}
+              "max": "max(a, b)", "min": "min(a, b)", "pow": "POW(a, b)"}
 BINARY_OPS = sorted(FLOAT_BINARY)
 
 
@@ -181,7 +205,8 @@ def binary(call: Call) -> list:
                  "int32": {"prelu": "select(a * b, a, a >= 0i)"}}.get(dtype, {})
     else:
         table = FLOAT_BINARY if dtype == "float32" else INT_BINARY
-        table = {k: v.replace("ZERO", wgsl.literal(0, dtype)) for k, v in table.items()} if dtype in wgsl.TYPES else {}
+        table = {k: v.replace("ZERO", wgsl.literal(0, dtype)).replace("POW", "powi32_" if dtype == "int32" else "powu32_")
+                 for k, v in table.items()} if dtype in wgsl.TYPES else {}
     if call.op not in table:
         raise Decline(f"{call.op} on {dtype} has no WGSL kernel")
     expr = table[call.op]

@@ -43,9 +43,10 @@ def int64_mode(node, op: str, position, operand):
                     anyway (indices, sign)
         "extend"    an output widened back (sign- or zero-extended): exact
                     when the 32-bit result is (argMin/argMax indices, sign)
-    cast, clamp, add/sub/mul/max/min, the comparisons, where and data movement
+    cast, clamp, add/sub/mul/div/pow/max/min, the comparisons, where,
+    reduceMax/reduceMin, cumulativeSum, argMin/argMax inputs and data movement
     take their 64-bit operands whole (kernels/int64.py, copy.py); other 64-bit
-    arithmetic stays on the cpu fallback."""
+    ops (the float-only and 32-bit-only ones) never see int64."""
     if operand.dtype not in INT64:
         return None
     signed = operand.dtype == "int64"
@@ -56,7 +57,8 @@ def int64_mode(node, op: str, position, operand):
     elif (op in GATHERS and position == 1) or op == "sign":
         return "saturate"
     raise Decline(f"{op} on {operand.dtype} has no WGSL kernel (64-bit integers run on the GPU only as indices, "
-                  "argMin/argMax results, sign, clamp, cast, add, sub, mul, max, min, comparisons and where)")
+                  "argMin/argMax results, sign, clamp, cast, add, sub, mul, div, pow, max, min, comparisons, where, "
+                  "reduceMax/reduceMin, cumulativeSum, argMin/argMax and data movement)")
 
 HELPERS = {
     "f16_to_f32_": """fn f16_to_f32_(h: u32) -> f32 {
@@ -113,7 +115,10 @@ class Wide:
 
 # Ops whose kernels take 64-bit operands whole (kernels/int64.py), besides cast and clamp;
 # the data movement ops move them as vec2<u32> (kernels/copy.py), all but their indices.
-INT64_WHOLE = frozenset({"add", "sub", "mul", "max", "min", *COMPARE})
+INT64_WHOLE = frozenset({"add", "sub", "mul", "div", "pow", "max", "min", *COMPARE,
+                         "reduceMax", "reduceMin", "cumulativeSum", "maxPool2d", "identity"})
+# Ops that take a 64-bit input whole but give a 32-bit result (widened by the planner).
+INT64_INPUT_WHOLE = frozenset({"argMin", "argMax"})
 INT64_MOVED = frozenset({"transpose", "expand", "slice", "split", "concat", "pad", "tile", "reverse", "triangular"})
 INT64_INDEXED = frozenset({"gather", "gatherElements", "gatherND", "scatterElements", "scatterND"})
 
@@ -125,6 +130,7 @@ def takes_packed(op: str, position, operand) -> bool:
         return True
     if operand.dtype in INT64 and (op in ("cast", "clamp") or op in INT64_WHOLE or op in INT64_MOVED
                                    or (op in INT64_INDEXED and position != 1)
+                                   or (op in INT64_INPUT_WHOLE and position == 0)
                                    or (op == "where" and position != 0)):
         return True  # kernels/int64.py, exact on both words
     if operand.dtype != "uint8":

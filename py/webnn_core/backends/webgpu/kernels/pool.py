@@ -5,6 +5,7 @@ kernels (a window wholly outside averages to 0, maxes to the lowest value)."""
 from __future__ import annotations
 
 from .. import wgsl
+from . import int64
 from .common import Call, Decline, Step
 from .conv import LAYOUT_AXES, nchw_strides
 
@@ -19,9 +20,10 @@ def pool2d(call: Call) -> list:
     x, = call.inputs
     out, = call.outputs
     dtype = x.dtype
-    if dtype not in wgsl.TYPES or (call.op != "maxPool2d" and dtype != "float32"):
+    wide = dtype in int64.INT64 and call.op == "maxPool2d"  # two words per element, compared as such
+    if (dtype not in wgsl.TYPES and not wide) or (call.op != "maxPool2d" and dtype != "float32"):
         raise Decline(f"{call.op} on {dtype} has no WGSL kernel")
-    ty = wgsl.wgsl_type(dtype)
+    ty = "vec2<u32>" if wide else wgsl.wgsl_type(dtype)
     a = call.attrs
     layout = a["layout"]
     _, _, h, wd = (x.shape[p] for p in LAYOUT_AXES[layout])
@@ -32,15 +34,21 @@ def pool2d(call: Call) -> list:
     pt, _, pl, _ = a["padding"]
     init, update, final = REDUCE[call.op]
     if init is None:
-        init = wgsl.lowest(dtype)
+        init = ("vec2<u32>(0u, 0x80000000u)" if dtype == "int64" else "vec2<u32>(0u, 0u)") if wide else wgsl.lowest(dtype)
     code, coords = wgsl.unravel("i", out.shape)
     names = {LAYOUT_AXES[layout][k]: v for k, v in enumerate("n c y x".split())}
     lets = "\n".join(f"  let o{names[d]} = {coords[d]};" for d in range(4))
     total = wgsl.count(out.shape)
     d = wgsl.dispatch_1d(total)
-    max_fn = (f"fn max_(a: f32, b: f32) -> f32 {{ if ({wgsl.is_nan('a')}) {{ return a; }} "
-              f"if ({wgsl.is_nan('b')}) {{ return b; }} return max(a, b); }}") if ty == "f32" \
-        else f"fn max_(a: {ty}, b: {ty}) -> {ty} {{ return max(a, b); }}"
+    if wide:
+        signed = "true" if dtype == "int64" else "false"
+        max_fn = f"fn max_(a: {ty}, b: {ty}) -> {ty} {{ return select(a, b, lt64_(a, b, {signed})); }}"
+    elif ty == "f32":
+        max_fn = (f"fn max_(a: f32, b: f32) -> f32 {{ if ({wgsl.is_nan('a')}) {{ return a; }} "
+                  f"if ({wgsl.is_nan('b')}) {{ return b; }} return max(a, b); }}")
+    else:
+        max_fn = f"fn max_(a: {ty}, b: {ty}) -> {ty} {{ return max(a, b); }}"
+    at = "base + u32(iy) * {xh}u + u32(ix) * {xw}u".format(xh=xh, xw=xw)
     body = f"""{code}
 {lets}
   var acc: {ty} = {init};
@@ -52,12 +60,13 @@ def pool2d(call: Call) -> list:
     for (var kx = 0u; kx < {kw}u; kx = kx + 1u) {{
       let ix = i32(ox * {sw}u + kx * {dw}u) - {pl};
       if (ix < 0 || ix >= {wd}) {{ continue; }}
-      let v = x_[base + u32(iy) * {xh}u + u32(ix) * {xw}u];
+      let v = {int64.load64('x_', at) if wide else f'x_[{at}]'};
       {update}
     }}
   }}
-  y[i] = {final};"""
-    text = "\n".join([wgsl.header([("x_", ty, False), ("y", ty, True)]), max_fn,
+  {"y[2u * i] = acc.x; y[2u * i + 1u] = acc.y;" if wide else f"y[i] = {final};"}"""
+    bound = "u32" if wide else ty
+    text = "\n".join([wgsl.header([("x_", bound, False), ("y", bound, True)]), max_fn,
                       wgsl.elementwise_main(total, body, d)])
     return [Step(text, [x, out], d)]
 

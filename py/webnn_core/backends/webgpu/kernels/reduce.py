@@ -5,6 +5,7 @@ the last bits); integer sums and products wrap like the numpy kernels."""
 from __future__ import annotations
 
 from .. import wgsl
+from . import int64
 from .common import Call, Decline, Step
 
 # op -> (dtypes, init, update with `v`, final from `acc` and `count`)
@@ -35,6 +36,8 @@ def reduce(call: Call) -> list:
     x, = call.inputs
     out, = call.outputs
     dtypes, init, update, final = REDUCTIONS[call.op]
+    if x.dtype in int64.INT64:
+        return int64.reduce64(call)
     if x.dtype not in dtypes:
         raise Decline(f"{call.op} on {x.dtype} has no WGSL kernel")
     dtype = x.dtype
@@ -98,6 +101,8 @@ def arg_min_max(call: Call) -> list:
     """Index of the first minimum/maximum along the axis (NaN wins, like numpy)."""
     x, = call.inputs
     out, = call.outputs
+    if x.dtype in int64.INT64:
+        return int64.arg64(call)
     if x.dtype not in wgsl.TYPES or out.dtype != "int32":
         raise Decline(f"{call.op} of {x.dtype} to {out.dtype} has no WGSL kernel")
     ty = wgsl.wgsl_type(x.dtype)
@@ -126,6 +131,8 @@ def cumulative_sum(call: Call) -> list:
     """One thread per line along the axis, summing in order (f32; integers wrap)."""
     x, = call.inputs
     out, = call.outputs
+    if x.dtype in int64.INT64:
+        return int64.cumsum64(call)
     if x.dtype not in wgsl.TYPES:
         raise Decline(f"{call.op} on {x.dtype} has no WGSL kernel")
     ty = wgsl.wgsl_type(x.dtype)
