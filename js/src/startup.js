@@ -26,8 +26,9 @@
 
 import { CORE_WHEEL, POLYFILL_VERSION, PYODIDE_VERSION, RUNTIME_MANIFEST } from './build_info.js';
 import { CONFIG, ENGINE_STATS, IS_CLASSIC_WORKER, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.js';
+import { elideZeroPages, restoreZeroPages } from './snapshot_pages.js';
 
-const SNAPSHOT_FORMAT = 2;  // bump when what a snapshot holds changes
+const SNAPSHOT_FORMAT = 3;  // bump when what a snapshot holds changes (3: zero pages elided)
 const SNAPSHOT_MAGIC = 0x534e4e57;  // 'WNNS'
 const SNAPSHOT_CACHE = 'webnn-polyfill-engine';
 const SITE_PACKAGES = '/lib/python3.12/site-packages';
@@ -219,7 +220,9 @@ async function loadRuntimeScripts() {
 
 // ---------------------------------------------------------------- snapshot blobs
 // [magic u32][metaLength u32][meta JSON][pad to 16][payload]; meta.payloadSha256
-// covers the payload: the unpacked package files, then the memory snapshot.
+// covers the payload: the unpacked package files, then Pyodide's memory
+// snapshot without its zero pages (meta.memoryPages: its length and the zero
+// pages' runs, snapshot_pages.js).
 
 function snapshotKey() {
   const f = RUNTIME_MANIFEST.files;
@@ -237,11 +240,13 @@ function packSnapshot(meta, files, memory) {
     meta.files.push([f.path, at, f.bytes.length]);
     at += f.bytes.length;
   }
-  meta.memory = [memoryOffset, memory.length];
-  const payload = new Uint8Array(memoryOffset + memory.length);
+  const { kept, zeroRuns } = elideZeroPages(memory);
+  meta.memory = [memoryOffset, kept.length];
+  meta.memoryPages = { length: memory.length, zeroRuns };
+  const payload = new Uint8Array(memoryOffset + kept.length);
   at = 0;
   for (const f of files) { payload.set(f.bytes, at); at += f.bytes.length; }
-  payload.set(memory, memoryOffset);
+  payload.set(kept, memoryOffset);
   return { meta, payload };
 }
 
@@ -286,7 +291,12 @@ function parseSnapshot(bytes, verified = null) {
   // Compiled now, while the rest of the runtime loads.
   const libraries = Promise.all(meta.libs.map((lib) => WA.compile.call(WebAssembly, files.get(lib.path))));
   libraries.catch(() => {});
-  return { meta, files, libraries, verified, memory: payload.subarray(memoryOffset, memoryOffset + memoryLength) };
+  // Pyodide's memory snapshot again, in a fresh (so zeroed) buffer of its full
+  // length: its restore copies every byte of it into memory, the zero pages
+  // too, so what the runtime wrote there before the restore does not survive.
+  const { length, zeroRuns } = meta.memoryPages;
+  const memory = restoreZeroPages(payload.subarray(memoryOffset, memoryOffset + memoryLength), zeroRuns, length);
+  return { meta, files, libraries, verified, memory };
 }
 
 async function openSnapshotCache() {
