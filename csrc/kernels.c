@@ -13,8 +13,10 @@
  */
 #include "simd.h"
 #include "gemm.h"
+#include "exact64.h"
+#include "pack_oihw.h"
 
-#define WK_ABI_VERSION 1
+#define WK_ABI_VERSION 3
 
 WK_EXPORT int wk_abi_version(void) { return WK_ABI_VERSION; }
 
@@ -360,4 +362,132 @@ WK_EXPORT void wk_clamp(int n, const float *x, float *y, float lo, float hi) {
   }
   for (; i + 4 <= n; i += 4) vst(y + i, vclamp(vld(x + i), vlo, vhi));
   for (; i < n; i++) y[i] = sclamp(x[i], lo, hi);
+}
+
+/* ------------------------------------------------- pow, binary arithmetic -- */
+
+/* x ** (q / 4) in float64 (q a non-zero integer, |q| <= 16): the reference
+ * (ops/elementwise.py) computes pow in float64 and rounds once to float32; here
+ * x^(k + j/4) = x^k * (x^(1/4))^j from correctly rounded square roots and
+ * products, a few float64 ulps from the exact power, so after the one rounding
+ * to float32 the result is the reference's (a float64 error of ~1e-16 can only
+ * change a float32 rounding that is that close to a tie). IEEE pow's special
+ * cases for a fractional exponent: x = +-0 gives +0 (q > 0) or +inf, x = -inf
+ * gives +inf or +0, other negative x NaN (sqrt's NaN), NaN stays NaN. */
+WK_INLINE double powq_f64(double x, int q) {
+  const int m = q < 0 ? -q : q;
+  const int k = m >> 2, j = m & 3;
+  double r;
+  if (j == 0) {
+    const double x2 = x * x;  /* exact for a float32 x */
+    r = k == 1 ? x : k == 2 ? x2 : k == 3 ? x2 * x : x2 * x2;
+  } else {
+    if (x == 0.0) return q > 0 ? 0.0 : __builtin_inf();
+    if (x == -__builtin_inf()) return q > 0 ? __builtin_inf() : 0.0;
+    const double h = __builtin_sqrt(x);
+    r = j == 2 ? h : j == 1 ? __builtin_sqrt(h) : h * __builtin_sqrt(h);
+    for (int i = 0; i < k; i++) r *= x;
+  }
+  return q < 0 ? 1.0 / r : r;
+}
+
+/* powq_f64 on two lanes: the same float64 operations, the special cases by select. */
+WK_INLINE v2d powq_v2d(v2d x, int q) {
+  const int m = q < 0 ? -q : q;
+  const int k = m >> 2, j = m & 3;
+  const v2d one = (v2d){1.0, 1.0};
+  v2d r;
+  if (j == 0) {
+    const v2d x2 = x * x;
+    r = k == 1 ? x : k == 2 ? x2 : k == 3 ? x2 * x : x2 * x2;
+    return q < 0 ? one / r : r;
+  }
+  const v2d h = vsqrt2(x);
+  r = j == 2 ? h : j == 1 ? vsqrt2(h) : h * vsqrt2(h);
+  for (int i = 0; i < k; i++) r *= x;
+  if (q < 0) r = one / r;
+  const double inf = __builtin_inf();
+  const v2l zero = x == (v2d){0.0, 0.0}, ninf = x == (v2d){-inf, -inf};
+  const v2d at_zero = q > 0 ? (v2d){0.0, 0.0} : (v2d){inf, inf};
+  const v2d at_ninf = q > 0 ? (v2d){inf, inf} : (v2d){0.0, 0.0};
+  r = (v2d)(((v2l)at_zero & zero) | ((v2l)r & ~zero));
+  return (v2d)(((v2l)at_ninf & ninf) | ((v2l)r & ~ninf));
+}
+
+/* y[i] = float32(x[i] ** (q / 4)) for n floats (see powq_f64; |q| <= 16, q != 0). */
+WK_EXPORT void wk_powq(int n, const float *x, float *y, int q) {
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const v4f v = vld(x + i);
+    const v2d lo = powq_v2d(__builtin_convertvector(__builtin_shufflevector(v, v, 0, 1), v2d), q);
+    const v2d hi = powq_v2d(__builtin_convertvector(__builtin_shufflevector(v, v, 2, 3), v2d), q);
+    const v2f a = __builtin_convertvector(lo, v2f), b = __builtin_convertvector(hi, v2f);
+    vst(y + i, __builtin_shufflevector(a, b, 0, 1, 2, 3));
+  }
+  for (; i < n; i++) y[i] = (float)powq_f64((double)x[i], q);
+}
+
+/* y[i] = a[i * sa] OP b[i * sb] for n floats, sa / sb 1 (an array) or 0 (a
+ * scalar broadcast): op 0 add, 1 sub, 2 mul, 3 div. One IEEE float32 operation
+ * per element, exactly numpy's float32 ufunc. */
+WK_EXPORT void wk_binary(int op, int n, const float *a, int sa, const float *b, int sb, float *y) {
+  int i = 0;
+  if (sa == 1 && sb == 1) {
+    for (; i + 4 <= n; i += 4) {
+      const v4f u = vld(a + i), v = vld(b + i);
+      vst(y + i, op == 0 ? u + v : op == 1 ? u - v : op == 2 ? u * v : u / v);
+    }
+  } else if (sa == 1) {
+    const v4f v = vsplat(b[0]);
+    for (; i + 4 <= n; i += 4) {
+      const v4f u = vld(a + i);
+      vst(y + i, op == 0 ? u + v : op == 1 ? u - v : op == 2 ? u * v : u / v);
+    }
+  } else if (sb == 1) {
+    const v4f u = vsplat(a[0]);
+    for (; i + 4 <= n; i += 4) {
+      const v4f v = vld(b + i);
+      vst(y + i, op == 0 ? u + v : op == 1 ? u - v : op == 2 ? u * v : u / v);
+    }
+  }
+  for (; i < n; i++) {
+    const float u = a[i * sa], v = b[i * sb];
+    y[i] = op == 0 ? u + v : op == 1 ? u - v : op == 2 ? u * v : u / v;
+  }
+}
+
+/* ----------------------------------------------------- channel shuffle -- */
+
+/* The channel shuffle of P pixels of C = g * cg channels (NHWC):
+ * y[p][j * g + i] = x[p][i * cg + j]. A pure copy, any 4-byte element type. */
+WK_EXPORT void wk_shuffle(int P, int g, int cg, const float *x, float *y) {
+  const int C = g * cg;
+  for (int p = 0; p < P; p++) {
+    const float *xp = x + p * C;
+    float *yp = y + p * C;
+    for (int i = 0; i < g; i++) {
+      const float *src = xp + i * cg;
+      for (int j = 0; j < cg; j++) yp[j * g + i] = src[j];
+    }
+  }
+}
+
+/* ----------------------------------------------------------- transpose -- */
+
+/* y = x^T for `batch` row-major rows x cols matrices (NCHW <-> NHWC of each
+ * image: C x HW <-> HW x C), in 8 x 8 blocks; a pure copy, any 4-byte type. */
+WK_EXPORT void wk_transpose(int batch, int rows, int cols, const float *x, float *y) {
+  for (int b = 0; b < batch; b++) {
+    const float *xb = x + b * rows * cols;
+    float *yb = y + b * rows * cols;
+    for (int i0 = 0; i0 < rows; i0 += 8) {
+      const int i1 = imin(rows, i0 + 8);
+      for (int j0 = 0; j0 < cols; j0 += 8) {
+        const int j1 = imin(cols, j0 + 8);
+        for (int i = i0; i < i1; i++) {
+          for (int j = j0; j < j1; j++) yb[j * rows + i] = xb[i * cols + j];
+        }
+      }
+    }
+  }
 }

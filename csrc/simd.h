@@ -19,6 +19,16 @@ typedef float v4f __attribute__((vector_size(16)));
 typedef int v4i __attribute__((vector_size(16)));
 typedef double v2d __attribute__((vector_size(16)));
 typedef float v2f __attribute__((vector_size(8)));
+typedef long long v2l __attribute__((vector_size(16)));
+
+/* Two float64 square roots (correctly rounded, as the scalar one). */
+#if defined(__wasm_simd128__)
+#define vsqrt2(v) __builtin_wasm_sqrt_f64x2(v)
+#elif defined(__SSE2__)
+#define vsqrt2(v) __builtin_ia32_sqrtpd(v)
+#else
+#define vsqrt2(v) ((v2d){__builtin_sqrt((v)[0]), __builtin_sqrt((v)[1])})
+#endif
 /* Unaligned, aliasing-safe views for loads and stores from float pointers. */
 typedef float v4f_u __attribute__((vector_size(16), aligned(4), may_alias));
 typedef double v2d_u __attribute__((vector_size(16), aligned(8), may_alias));

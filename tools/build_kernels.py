@@ -43,13 +43,14 @@ SOURCE = CSRC / "kernels.c"
 
 # Both builds: same arithmetic (no FMA contraction), no libc, no builtins that
 # would turn loops into memcpy/memset calls.
-COMMON_FLAGS = ["-O3", "-ffp-contract=off", "-fno-builtin", "-fvisibility=hidden", "-std=c11",
+COMMON_FLAGS = ["-O3", "-ffp-contract=off", "-fno-math-errno", "-fno-builtin", "-fvisibility=hidden", "-std=c11",
                 "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-unused-function"]
 WASM_FLAGS = ["--target=wasm32", "-msimd128", "-ffreestanding", "-nostdlib",
               "-Wl,--no-entry", "-Wl,--import-memory", "-Wl,--export-dynamic",
               "-Wl,--strip-debug"]
 WASM_EXPORTS = ["wk_abi_version", "wk_fused_madd", "wk_gemm", "wk_pack_b", "wk_conv2d", "wk_dwconv2d",
-                "wk_maxpool2d", "wk_avgpool2d", "wk_clamp"]
+                "wk_maxpool2d", "wk_avgpool2d", "wk_clamp", "wk_powq", "wk_binary", "wk_shuffle", "wk_transpose",
+                "wk_erf", "wk_layer_norm", "wk_pack_oihw"]
 
 
 class BuildError(Exception):

@@ -1,7 +1,9 @@
 """The build-time engine snapshot (js/src/startup.js): headless Chromium starts
 the freshly built polyfill once, with numpy and webnn_core imported, and
 exports the engine's memory snapshot; it is served gzipped beside the runtime
-so that a first visit restores it instead of initialising Python.
+so that a first visit restores it instead of initialising Python. The one made
+in Chromium restores in Firefox and WebKit too: js/src/startup.js lays out the
+function table alike in every engine (exportsAsInTable), and a restore checks it.
 
 Kept in .cache/snapshots/ under the key of everything it depends on (snapshot
 format, polyfill version, Pyodide build, stdlib, numpy and core wheels): a

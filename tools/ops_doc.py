@@ -8,7 +8,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "py"))
 
-from webnn_core.backends.cpu.fast.paths import FAST_PATHS  # noqa: E402
+from webnn_core.backends.cpu.backend import FAST_PATHS  # noqa: E402
 from webnn_core.ops import ops  # noqa: E402
 
 
@@ -25,12 +25,12 @@ def main() -> int:
              "operation, its operand keys, their allowed ranks (the spec's tensor-limits tables,",
              "`py/webnn_core/spec_ranks.py`; 8 is this engine's maximum rank) and the data types",
              "they accept: exactly what `opSupportLimits()` reports and what the builder enforces.",
-             "All run on the numpy reference kernels; ops with a SIMD fast path are marked.", "",
+             "All run on the numpy reference kernels; ops with a cpu fast path (SIMD or float64-exact kernels) are marked.", "",
              "| op | module | operands: allowed ranks and data types |", "|---|---|---|"]
     for name, op in sorted(ops().items()):
         module = type(op).__module__.rsplit(".", 1)[-1]
         keys = "; ".join(describe(op, k) for k in op.limits)
-        fast = " (SIMD fast path)" if name in FAST_PATHS else ""
+        fast = " (fast path)" if name in FAST_PATHS else ""
         lines.append(f"| `{name}`{fast} | {module} | {keys} |")
     lines.append(f"\n{len(ops())} operations.")
     (ROOT / "docs" / "ops.md").write_text("\n".join(lines) + "\n")

@@ -7,7 +7,9 @@ import {
   INTERNAL, NamedRecord, bytesOf, convert, convertRecord, converters, defineAttribute, defineInterface, defineOperation,
   encodeJson, isSharedBuffer, promiseOperation, requireArgs, toBufferSource, toUSVString,
 } from './webidl.js';
-import { ENGINE, copyFromHeap, engine, heapView, py, pyReply, ref } from './engine.js';
+import {
+  ENGINE, copyFromHeap, dispatchFast, engine, heapView, py, pyReply, readTensorFast, ref, writeTensorFast,
+} from './engine.js';
 import {
   SavedDOMException, SavedMessageChannel, SavedUint8Array, SavedWeakRef, defineDataProperty, hasOwn, isView, jsonParse, savedSetTimeout,
   typedArrayBuffer, typedArraySet,
@@ -296,7 +298,7 @@ defineOperation(MLContext.prototype, 'writeTensor', 2, function (...args) {
   requireArgs(args, 2, 'MLContext.writeTensor');
   const t = slotOf(args[0], 'MLTensor', 'writeTensor: tensor');
   const source = toBufferSource(args[1], 'writeTensor: inputData');
-  py('write_tensor', [ref(s.handle), ref(t.handle)], bytesOf(source));  // the engine copies once, now
+  writeTensorFast(s.handle, t.handle, bytesOf(source));  // the engine copies once, now
 });
 
 defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function (...args) {
@@ -307,7 +309,7 @@ defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function 
   // Snapshot now: the read sees exactly the writes and dispatches issued before
   // it. One copy: out of the heap now, or (BYOB) straight into outputData when
   // the read settles, the snapshot pinned in the engine until then.
-  const reply = pyReply('read_tensor', [ref(s.handle), ref(t.handle), !!target]);
+  const reply = target ? pyReply('read_tensor', [ref(s.handle), ref(t.handle), true]) : readTensorFast(s.handle, t.handle);
   if (reply.ok && reply.ok.gpuRead) return readFromGpu(s, t, target, reply.ok.gpuRead);
   const length = reply.bytes[1];
   const snapshot = target ? null : copyFromHeap(reply.bytes);
@@ -415,8 +417,30 @@ defineOperation(MLContext.prototype, 'dispatch', 3, function (...args) {
   const g = slotOf(args[0], 'MLGraph', 'dispatch: graph');
   const inputs = tensorRecord(args[1], 'dispatch: inputs');
   const outputs = tensorRecord(args[2], 'dispatch: outputs');
-  py('dispatch', [ref(s.handle), ref(g.handle), inputs, outputs]);
+  const handles = boundHandles(g, inputs, outputs);
+  if (handles) dispatchFast(s.handle, g.handle, handles);
+  else py('dispatch', [ref(s.handle), ref(g.handle), inputs, outputs]);  // the engine says what does not match
 });
+
+// The bound tensors' handles in the order of the graph's input names, then its
+// output names, or null when the records' names are not exactly the graph's.
+function boundHandles(g, inputs, outputs) {
+  const out = [];
+  const names = [g.inputNames, g.outputNames];
+  const records = [inputs.entries, outputs.entries];
+  for (let k = 0; k < 2; k++) {
+    const want = names[k];
+    const entries = records[k];
+    if (!want || entries.length !== want.length) return null;
+    for (let i = 0; i < want.length; i++) {
+      let j = 0;
+      while (j < entries.length && entries[j][0] !== want[i]) j++;
+      if (j === entries.length) return null;
+      out[out.length] = entries[j][1].$o;
+    }
+  }
+  return out;
+}
 
 // Deprecated (CRD 2024-11-15): compute(graph, inputs, outputs) with
 // ArrayBufferViews; transfers every view and resolves {inputs, outputs} with
@@ -574,7 +598,10 @@ defineOperation(builderProto, 'build', 1, promiseOperation(function (...args) {
   const outputs = convertRecord(args[0], 'build: outputs', (v, w) => converters.operand(v, w));
   const built = py('builder_build', [ref(s.handle), outputs]);
   const graph = new MLGraph(INTERNAL);
-  slots.set(graph, { kind: 'MLGraph', handle: built.graph, context: s.context, inputs: built.inputs, outputs: built.outputs, destroyed: false });
+  slots.set(graph, {
+    kind: 'MLGraph', handle: built.graph, context: s.context, inputs: built.inputs, outputs: built.outputs,
+    inputNames: built.inputNames, outputNames: built.outputNames, destroyed: false,
+  });
   released.register(graph, ['release', built.graph]);
   // A graph planned for the GPU is ready once its pipelines are.
   return s.context.gpu ? s.context.gpu.settled().then(() => graph) : graph;

@@ -8,7 +8,7 @@ import { CONFIG, ENGINE_STATS, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.
 import { simdAttach } from './simd.js';
 import { engineReady, forgetPrefetch, markTime, reportProgress, startRuntime, wasmCompileAllowed } from './startup.js';
 import {
-  SavedDOMException, SavedUint8Array, jsonParse, typedArrayBuffer, typedArrayByteLength, typedArraySet,
+  SavedDOMException, SavedUint8Array, jsonParse, reflectApply, typedArrayBuffer, typedArrayByteLength, typedArraySet,
 } from './intrinsics.js';
 import { encodeJson } from './webidl.js';
 import { runDeviceCommands } from './webgpu.js';
@@ -54,7 +54,12 @@ async function startEngine() {
   ENGINE_STATS.startMs = performance.now() - started;
   reportProgress('ready');
   engineReady();  // now the snapshot may be stored
-  return { pyodide, call: bridge.call, heap: () => module.HEAPU8 };
+  return {
+    pyodide, call: bridge.call, heap: () => module.HEAPU8,
+    // The hot calls with numbers only (bridge.write_fast, dispatch_fast, read_fast).
+    writeFast: bridge.write_fast, dispatchFast: bridge.dispatch_fast, readFast: bridge.read_fast,
+    readReply: bridge.read_reply_address(),
+  };
 }
 
 export function engine() {
@@ -102,11 +107,51 @@ export function pyReply(method, args, data) {
       pendingSource = null;
     }
   }
+  return replyOf(text);
+}
+
+function replyOf(text) {
   const reply = jsonParse(text);
   // Device commands (webgpu contexts) run now, before the next call reuses the memory they point into.
   if (reply.gpu) runDeviceCommands(reply.gpu, ENGINE.heap);
   if (reply.error) throw toJsError(reply.error);
   return reply;
+}
+
+// The hot calls, with handles and lengths as numbers (no JSON either way): the
+// engine answers nothing when done, else the reply `pyReply` would have had
+// (an error is thrown the same way, device commands run the same way).
+export function writeTensorFast(contextHandle, tensorHandle, data) {
+  let text;
+  pendingSource = data;
+  try {
+    text = ENGINE.writeFast(contextHandle, tensorHandle, typedArrayByteLength(data));
+  } finally {
+    pendingSource = null;
+  }
+  if (text !== undefined) replyOf(text);
+}
+
+// `handles`: the bound tensors in the order of the graph's inputNames, then outputNames.
+export function dispatchFast(contextHandle, graphHandle, handles) {
+  const args = [contextHandle, graphHandle];
+  for (let i = 0; i < handles.length; i++) args[i + 2] = handles[i];
+  const text = reflectApply(ENGINE.dispatchFast, undefined, args);
+  if (text !== undefined) replyOf(text);
+}
+
+// A read into a new buffer: the reply `pyReply` gives, {bytes: [address, length]}
+// taken from the engine's READ_REPLY words when the engine answered nothing.
+export function readTensorFast(contextHandle, tensorHandle) {
+  const text = ENGINE.readFast(contextHandle, tensorHandle);
+  if (text !== undefined) return replyOf(text);
+  const heap = ENGINE.heap();
+  const p = ENGINE.readReply;
+  return { ok: null, bytes: [u32(heap, p), u32(heap, p + 8)] };
+}
+
+function u32(heap, p) {
+  return (heap[p] | (heap[p + 1] << 8) | (heap[p + 2] << 16) | (heap[p + 3] << 24)) >>> 0;
 }
 
 // The same, returning the result: for byte results a Uint8Array copy.

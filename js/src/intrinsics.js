@@ -13,6 +13,7 @@ export const hasOwn = uncurryThis(Object.prototype.hasOwnProperty);
 export const charCodeAt = uncurryThis(String.prototype.charCodeAt);
 export const numberToString = uncurryThis(Number.prototype.toString);
 export const reflectOwnKeys = Reflect.ownKeys;
+export const reflectApply = Reflect.apply;
 export const reflectGetOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
 export const isView = ArrayBuffer.isView;
 export const SavedArrayBuffer = ArrayBuffer;

@@ -398,6 +398,33 @@ export function prefetchRuntime() {
 // Pyodide's WebAssembly.Memory (it does not expose it): the SIMD kernels share it.
 export const ENGINE_MEMORY = { memory: null };
 
+// Emscripten's dynamic linker finds a function's table slot by object identity
+// (addFunction -> getFunctionAddress), and gives a GOT entry whose function is
+// "not in the table" a new slot. WebKit (JSC) hands out another function object
+// from table.get() than from the instance's exports for the same wasm function
+// (Chromium and Firefox hand out one), so there the main module's GOT took 1154
+// duplicate slots: the function table ended up larger than in the engine that
+// made the build-time snapshot, whose side-module bases then did not fit. Pyodide
+// gets exports that are the table's own objects (matched by function index, the
+// `name` of every exported wasm function; the last slot wins, as in
+// updateTableMap), so the table is laid out alike in every engine.
+function exportsAsInTable(instance, table) {
+  if (!(table instanceof WebAssembly.Table)) return instance;
+  const inTable = new Map();
+  for (let slot = 0; slot < table.length; slot++) {
+    const fn = table.get(slot);
+    if (typeof fn === 'function' && /^\d+$/.test(fn.name)) inTable.set(fn.name, fn);
+  }
+  let swapped = 0;
+  const exports = {};
+  for (const [name, value] of Object.entries(instance.exports)) {
+    const same = typeof value === 'function' ? inTable.get(value.name) : undefined;
+    exports[name] = same || value;
+    if (same && same !== value) swapped++;
+  }
+  return swapped ? { exports } : instance;  // receiveInstance reads only .exports
+}
+
 // loadPyodide() with our verified wasm module and, optionally, a hook that
 // runs right after Pyodide copies a snapshot into memory (before any Python).
 // Pyodide offers no option for either, so its module factory (a global that
@@ -410,7 +437,7 @@ async function loadPyodideWith(options, { wasmModule, beforeRestore, afterRestor
     settings.instantiateWasm = (imports, receive) => {
       WA.instantiate.call(WebAssembly, wasmModule, imports).then((instance) => {
         if (imports.env && imports.env.memory instanceof WA.Memory) ENGINE_MEMORY.memory = imports.env.memory;
-        receive(instance, wasmModule);
+        receive(exportsAsInTable(instance, imports.env && imports.env.__indirect_function_table), wasmModule);
       }, (e) => console.error('webnn-polyfill: pyodide.asm.wasm failed to instantiate:', e));
       return {};
     };

@@ -157,7 +157,7 @@ def backend_status(context):
 
 
 def op_support_limits(context):
-    return context.op_support_limits()
+    return _Json(context.op_support_limits_json())
 
 
 def destroy_context(context):
@@ -199,7 +199,9 @@ def builder_build(builder, outputs):
     graph = builder.build(outputs)
     # Built: no operand of this builder can be used again; the graph holds what it needs.
     _forget_operands(builder)
-    return {"graph": _register(graph), "inputs": graph.input_descriptors, "outputs": graph.output_descriptors}
+    # The names also as lists, in the graph's order: dispatch_fast's positional handles follow it.
+    return {"graph": _register(graph), "inputs": graph.input_descriptors, "outputs": graph.output_descriptors,
+            "inputNames": list(graph.inputs), "outputNames": list(graph.outputs)}
 
 
 def destroy_graph(graph: Graph):
@@ -354,14 +356,79 @@ def call(method: str, payload: str, data=None):
         if type(result) is _Json:
             result = json.loads(result)
         return _with_device({"ok": result})
-    except WebNNError as e:
+    except Exception as e:  # noqa: BLE001 - every failure becomes an error reply
+        return _error_reply(method, e)
+
+
+def _error_reply(method: str, e: Exception) -> str:
+    if isinstance(e, WebNNError):
         return _with_device({"error": [e.js_name, e.message]})
-    except MemoryError:
+    if isinstance(e, MemoryError):
         err = UnknownError(f"{method}: out of memory")
         return _with_device({"error": [err.js_name, err.message]})
-    except Exception:  # an engine bug: surface it, never hang or crash the page
-        err = OperationError(f"{method}: internal error in the WebNN engine (details with webnnPolyfill.config.debug)")
-        return _with_device({"error": [err.js_name, err.message, traceback.format_exc()]})
+    # An engine bug: surface it, never hang or crash the page.
+    err = OperationError(f"{method}: internal error in the WebNN engine (details with webnnPolyfill.config.debug)")
+    return _with_device({"error": [err.js_name, err.message, traceback.format_exc()]})
+
+
+# -- the hot calls with numbers only (issue 17: the per-call floor) ----------------
+# writeTensor, dispatch and readTensor of a small graph spend most of their time
+# on the bridge (JSON both ways, the tag decoder, text crossing the FFI). These
+# take handles and lengths as numbers and answer None when done: JS then reads
+# nothing back (a read's [address, length] is in READ_REPLY, in the wasm heap).
+# Anything else (an error, device commands to run, a GPU-only read) answers
+# with the same JSON text `call` would have returned.
+READ_REPLY = np.zeros(2, np.uint64)  # [address, byte length] of the last read_fast (JS reads the low words)
+
+
+def read_reply_address() -> int:
+    return int(READ_REPLY.__array_interface__["data"][0])
+
+
+def write_fast(context_h: int, tensor_h: int, nbytes: int):
+    _last_out[0] = None
+    _device_keep.clear()
+    try:
+        write_tensor(_objects.get(context_h, _RELEASED), _objects.get(tensor_h, _RELEASED), _JsSource(nbytes))
+    except Exception as e:  # noqa: BLE001
+        return _error_reply("write_tensor", e)
+    return _with_device({"ok": None}) if _device_backends else None
+
+
+def dispatch_fast(context_h: int, graph_h: int, *tensor_hs: int):
+    """dispatch() whose tensors are bound to the graph's inputs, then outputs, in
+    the order of the graph's inputNames / outputNames (JS checked the names)."""
+    _last_out[0] = None
+    _device_keep.clear()
+    try:
+        graph = _objects.get(graph_h, _RELEASED)
+        tensors = [_objects.get(h, _RELEASED) for h in tensor_hs]
+        n_in = len(graph.inputs)
+        if n_in + len(graph.outputs) != len(tensors):
+            raise WebNNTypeError("dispatch: the tensors do not match the graph's inputs and outputs")
+        dispatch(_objects.get(context_h, _RELEASED), graph, dict(zip(graph.inputs, tensors[:n_in])),
+                 dict(zip(graph.outputs, tensors[n_in:])))
+    except Exception as e:  # noqa: BLE001
+        return _error_reply("dispatch", e)
+    return _with_device({"ok": None}) if _device_backends else None
+
+
+def read_fast(context_h: int, tensor_h: int):
+    """read_tensor() into a new buffer: None with READ_REPLY = [address, length]
+    (JS copies the bytes out at once; they stay alive until the next call)."""
+    _last_out[0] = None
+    _device_keep.clear()
+    try:
+        result = read_tensor(_objects.get(context_h, _RELEASED), _objects.get(tensor_h, _RELEASED))
+        if _device_backends or not isinstance(result, _Bytes):
+            return _with_device({"ok": result}) if not isinstance(result, _Bytes) else _reply_bytes(result)
+        array = result.array
+        _last_out[0] = array
+        READ_REPLY[0] = array.__array_interface__["data"][0]
+        READ_REPLY[1] = array.nbytes
+    except Exception as e:  # noqa: BLE001
+        return _error_reply("read_tensor", e)
+    return None
 
 
 # -- NNEF (webnn_core.nnef.jsapi, 2.0 via webnn_core.nnef2.jsapi; JS side: js/src/nnef.js) ---

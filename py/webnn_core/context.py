@@ -14,6 +14,7 @@ destroying either frees its arrays at once.
 """
 from __future__ import annotations
 
+import json
 import weakref
 
 import numpy as np
@@ -26,6 +27,15 @@ from .ops import ops
 from .registry import MAX_RANK
 
 DEVICE_TYPES = ("cpu", "gpu", "npu")
+
+# MLOpSupportLimits as JSON text, per (context class, backend class, preferred layout, IDL).
+# The table depends only on what is fixed when the engine is imported: the op registry,
+# the IDL schema (a build flag; tests switch it), Context.io_types and the backend class (Backend.supports and
+# op_support_limits answer per class, not per instance). So it is computed once per
+# process (ORT's WebNN EP asks once per session, on a context of its own) and kept as an
+# immutable str: every caller parses its own fresh copy. A backend whose limits came to
+# depend on its instance (a device's features) must add that to the key.
+_LIMITS_JSON: dict = {}
 POWER_PREFERENCES = ("default", "high-performance", "low-power")
 
 
@@ -91,7 +101,19 @@ class Context:
     # -- capabilities ---------------------------------------------------------
     def op_support_limits(self) -> dict:
         """MLOpSupportLimits with the members of the IDL the schema was built from: what
-        the op registry allows, narrowed to what this context's backend runs."""
+        the op registry allows, narrowed to what this context's backend runs (a fresh
+        dictionary per call)."""
+        return json.loads(self.op_support_limits_json())
+
+    def op_support_limits_json(self) -> str:
+        """op_support_limits() as JSON text, computed once per backend class (see _LIMITS_JSON)."""
+        key = (type(self), type(self.backend), self.backend.preferred_input_layout, schema.idl_name())
+        text = _LIMITS_JSON.get(key)
+        if text is None:
+            text = _LIMITS_JSON[key] = json.dumps(self._compute_op_support_limits(), allow_nan=False)
+        return text
+
+    def _compute_op_support_limits(self) -> dict:
         registry = ops()
         members = schema.schema()["supportLimits"]["ops"]
         per_op = self.backend.op_support_limits(

@@ -164,3 +164,24 @@ def test_dispatch_destroyed_graph_or_context():
     ctx.destroy()
     with pytest.raises(InvalidStateError):
         ctx.dispatch(g2, {"a": ts["a"], "b": ts["b"]}, {"out": ts["out"]})
+
+
+def test_op_support_limits_computed_once_per_backend_class_and_fresh_per_call(monkeypatch):
+    """ORT's WebNN EP asks every new context (one per session): the table is computed
+    once per backend class and each call returns its own dictionary."""
+    from webnn_core import context as context_module
+
+    monkeypatch.setattr(context_module, "_LIMITS_JSON", {})
+    computed = []
+    real = context_module.Context._compute_op_support_limits
+    monkeypatch.setattr(context_module.Context, "_compute_op_support_limits",
+                        lambda self: computed.append(type(self.backend)) or real(self))
+    a, b = Context("cpu"), Context("cpu")
+    first = a.op_support_limits()
+    first["relu"]["input"]["dataTypes"].append("mutated")
+    first["preferredInputLayout"] = "mutated"
+    second = b.op_support_limits()
+    assert second == real(b) and second is not first
+    assert "mutated" not in second["relu"]["input"]["dataTypes"] and second["preferredInputLayout"] == "nhwc"
+    assert a.op_support_limits() == second
+    assert len(computed) == 1

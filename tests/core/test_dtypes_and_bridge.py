@@ -103,3 +103,48 @@ def test_bridge_records_never_read_names_as_tags():
     b2 = call("new_builder", {"$o": ctx})["ok"]
     err = call("builder_op", {"$o": b2}, "relu", [{"$o": x[0]}], {})["error"]
     assert err[0] == "TypeError" and "0x" not in err[1] and "object at" not in err[1]
+
+
+def test_hot_calls_with_numbers_only_answer_like_call(monkeypatch):
+    """write_fast / dispatch_fast / read_fast (issue 17, the per-call floor): handles
+    and lengths as numbers, None when done (a read's [address, length] in READ_REPLY),
+    else exactly the JSON reply call() gives for the same call."""
+    pending = [b""]
+    monkeypatch.setattr(bridge, "_heap_writer", [lambda address: ctypes.memmove(address, pending[0], len(pending[0]))])
+    ctx = call("create_context", "cpu", "default")["ok"]
+    b = call("new_builder", {"$o": ctx})["ok"]
+    xs = [call("builder_input", {"$o": b}, name, {"dataType": "float32", "shape": [2]})["ok"] for name in ("b", "1", "a")]
+    y = call("builder_op", {"$o": b}, "add", [{"$o": xs[0][0]}, {"$o": xs[1][0]}], {})["ok"]
+    z = call("builder_op", {"$o": b}, "mul", [{"$o": y[0]}, {"$o": xs[2][0]}], {})["ok"]
+    g = call("builder_build", {"$o": b}, {"$r": [["z", {"$o": z[0]}], ["0", {"$o": y[0]}]]})["ok"]
+    # The names in the graph's own order (JS object keys would put "1" and "0" first).
+    assert g["inputNames"] == ["b", "1", "a"] and g["outputNames"] == ["z", "0"]
+    desc = {"dataType": "float32", "shape": [2]}
+    ins = [call("create_tensor", {"$o": ctx}, {**desc, "writable": True, "readable": True})["ok"] for _ in range(3)]
+    outs = [call("create_tensor", {"$o": ctx}, {**desc, "readable": True})["ok"] for _ in range(2)]
+    for t, values in zip(ins, ([1, 2], [10, 20], [3, -1])):
+        pending[0] = np.array(values, np.float32).tobytes()
+        assert bridge.write_fast(ctx, t, 8) is None
+    assert bridge.dispatch_fast(ctx, g["graph"], *ins, *outs) is None
+
+    def read(t):
+        assert bridge.read_fast(ctx, t) is None
+        address, length = (int(v) for v in bridge.READ_REPLY)
+        return np.frombuffer(ctypes.string_at(address, length), np.float32).tolist()
+
+    assert read(outs[0]) == [33, -22] and read(outs[1]) == [11, 22] and read(ins[2]) == [3, -1]
+    # Failures answer call()'s reply, text for text.
+    assert bridge.write_fast(ctx, ins[0], 4) == bridge.call("write_tensor", json.dumps([{"$o": ctx}, {"$o": ins[0]}]),
+                                                             b"\0" * 4)
+    assert json.loads(bridge.write_fast(ctx, outs[0], 8))["error"][0] == "TypeError"  # not writable
+    assert json.loads(bridge.dispatch_fast(ctx, g["graph"], *ins, outs[0]))["error"][0] == "TypeError"
+    same = bridge.dispatch_fast(ctx, g["graph"], *ins, ins[0], outs[1])
+    assert same == bridge.call("dispatch", json.dumps([{"$o": ctx}, {"$o": g["graph"]},
+                                                       {"$r": [["b", {"$o": ins[0]}], ["1", {"$o": ins[1]}],
+                                                               ["a", {"$o": ins[2]}]]},
+                                                       {"$r": [["z", {"$o": ins[0]}], ["0", {"$o": outs[1]}]]}]))
+    assert json.loads(same)["error"][0] == "TypeError"
+    call("destroy_context", {"$o": ctx})
+    for reply in (bridge.write_fast(ctx, ins[0], 8), bridge.dispatch_fast(ctx, g["graph"], *ins, *outs),
+                  bridge.read_fast(ctx, outs[0])):
+        assert json.loads(reply)["error"][0] == "InvalidStateError"

@@ -318,3 +318,44 @@ def test_nchw_values_read_by_other_ops_go_back_to_nchw(backend):
 
 def test_preferred_input_layout_is_the_kernels_layout():
     assert Context("cpu").op_support_limits()["preferredInputLayout"] == "nhwc"
+
+
+def shufflenet_unit(b):
+    """ShuffleNet's grouped 1x1 conv + relu, channel shuffle (NCHW reshape -> transpose ->
+    reshape, as ONNX Runtime's WebNN EP builds it) and depthwise conv, in NCHW."""
+    g, c = 4, 24
+    x = b.input("x", {"dataType": "float32", "shape": [1, 16, 9, 7]})
+    y = b.relu(conv_nchw(b, x, c, 1, 16 // g, groups=g))
+    y = b.reshape(b.transpose(b.reshape(y, [1, g, c // g, 9, 7]), permutation=[0, 2, 1, 3, 4]), [1, c, 9, 7])
+    y = conv_nchw(b, y, c, 3, 1, pad=1, groups=c)
+    return {"x": rand(1, 16, 9, 7)}, {"y": y}
+
+
+def test_channel_shuffle_chain_is_one_step(backend):
+    """The NHWC layout pass wraps the shuffle in transposes; the five data-movement
+    steps become one channelShuffle, with the numpy kernels' exact result."""
+    graph, got = assert_matches_reference(shufflenet_unit)
+    names = op_names(graph)
+    assert names.count("channelShuffle") == 1
+    assert "reshape" not in names and "transpose" not in names[1:-1], names
+    assert "channelShuffle" not in graph.context.backend.fallback_reasons  # wk_shuffle ran
+    assert np.unique(got["y"]).size > got["y"].size // 2  # not degenerate: a wrong shuffle would show
+    # The same kernels in NCHW (no layout pass: the shuffle stays three numpy steps): the same bits.
+    ctx = Context("cpu", options={"layoutPass": False})
+    b = ctx.graph_builder()
+    global RNG
+    RNG = np.random.default_rng(7)
+    feeds, outs = shufflenet_unit(b)
+    plain = b.build(outs)
+    assert "channelShuffle" not in op_names(plain)
+    np.testing.assert_array_equal(ctx.compute(plain, feeds)["y"], got["y"])
+
+
+def test_move_chains_that_are_not_a_shuffle_stay(backend):
+    def fn(b):
+        x = b.input("x", {"dataType": "float32", "shape": [2, 3, 4, 5]})
+        y = b.reshape(b.transpose(x, permutation=[0, 2, 3, 1]), [2, 60])  # not a permutation of the last axis
+        return {"x": rand(2, 3, 4, 5)}, {"y": b.relu(y)}
+
+    graph, got = assert_matches_reference(fn)
+    assert "channelShuffle" not in op_names(graph)

@@ -20,6 +20,7 @@ from webnn_core.backends.cpu.fast.shared import SharedHeap
 @pytest.fixture
 def split_everything(monkeypatch):
     monkeypatch.setattr(tiling, "MIN_TILE_WORK", 1)
+    monkeypatch.setattr(tiling, "POOL_MIN_WORK", 0)
 
 
 @pytest.fixture(params=[2, 3])
@@ -103,6 +104,43 @@ def test_chain_activations_stay_in_shared_memory(pool, split_everything):
     ctx.destroy()
 
 
+def test_calls_below_pool_min_work_stay_on_the_calling_thread(pool, monkeypatch):
+    """A pool job's fixed cost outweighs the split of a small call: below
+    tiles.POOL_MIN_WORK it runs on one thread (the native thread pool would split it)."""
+    monkeypatch.setattr(tiling, "MIN_TILE_WORK", 1)
+    fn = CASES["conv 3x3 pad 1, odd rows"]  # 13x11x9 outputs x 45 taps: ~58K multiply-adds
+    jobs = pool.jobs
+    single, _ = run(fn, 1)
+    out, _ = run(fn, pool.threads)
+    assert pool.jobs == jobs
+    np.testing.assert_array_equal(out["y"], single["y"])
+    monkeypatch.setattr(tiling, "POOL_MIN_WORK", 50_000)
+    run(fn, pool.threads)
+    assert pool.jobs > jobs
+
+
+def test_concat_slices_cross_the_shared_memory_alone(pool, split_everything):
+    """A fire module's expand convs write channel slices of one concat buffer: on the
+    pool each writes a contiguous array (copied into its slice after the job), so no
+    slice's extent - most of the concat buffer - is copied into the shared memory."""
+    fn = CASES["fire module (in-place concat) + pool"]
+    single, _ = run(fn, 1)
+    sizes = []
+    real_put = pool.port.put
+    pool.port.put = lambda dst, src, n: sizes.append(n) or real_put(dst, src, n)
+    try:
+        out, _ = run(fn, pool.threads)
+    finally:
+        del pool.port.put
+    np.testing.assert_array_equal(out["y"], single["y"])
+    x, squeezed, concat = 15 * 13 * 16 * 4, 15 * 13 * 8 * 4, 15 * 13 * 24 * 4
+    # per dispatch: the graph input; the squeeze output for its second reader; the
+    # concat buffer for the pool (constants go in once, on the first dispatch)
+    activations = [n for n in sizes if n in (x, squeezed, concat)]
+    assert sorted(activations) == sorted([x, squeezed, concat] * 2)
+    assert not [n for n in sizes if squeezed < n < concat * 2 and n not in (x, concat)], sizes
+
+
 def test_pool_matches_numpy_reference(pool, split_everything):
     fn = CASES["conv 3x3 stride 2, asymmetric padding"]
     ref, _ = run(fn, 1, fastPaths=False)
@@ -156,6 +194,43 @@ def test_a_pool_with_another_kernel_build_is_not_used(native, native_lib):
     finally:
         fast.detach_pool()
         port.helpers.shutdown()
+
+
+def test_a_chain_whose_writer_falls_back_reads_the_new_values(pool, split_everything, monkeypatch):
+    """conv -> conv: when the first conv cannot get shared memory in a later dispatch
+    (it runs on one thread, into its numpy buffer), the second conv, still on the
+    pool, reads this dispatch's values, not an image of an earlier dispatch."""
+    def chain(b, rng):
+        x = b.input("x", {"dataType": "float32", "shape": [1, 17, 15, 8]})
+        y = b.conv2d(x, const(b, rand(rng, 12, 3, 3, 8, scale=0.3)), padding=[1] * 4,
+                     inputLayout="nhwc", filterLayout="ohwi")
+        y = b.conv2d(y, const(b, rand(rng, 16, 1, 1, 12, scale=0.3)), inputLayout="nhwc", filterLayout="ohwi")
+        return {"x": rand(rng, 1, 17, 15, 8)}, {"y": y}
+
+    rng = np.random.default_rng(3)
+    x2 = rand(rng, 1, 17, 15, 8)
+    single = Context("cpu", options={"threads": 1})
+    b = single.graph_builder()
+    _, outs = chain(b, np.random.default_rng(11))
+    expected = single.compute(b.build(outs), {"x": x2})["y"]
+    ctx = Context("cpu", options={"threads": pool.threads})
+    b = ctx.graph_builder()
+    feeds, outs = chain(b, np.random.default_rng(11))
+    graph = b.build(outs)
+    ctx.compute(graph, feeds)  # both convs on the pool; the first one's output kept as an image
+    real_alloc = pool.heap.alloc
+    first_out = 17 * 15 * 12 * 4
+
+    def alloc(nbytes):
+        if nbytes == first_out:
+            raise MemoryError("no room (test)")
+        return real_alloc(nbytes)
+
+    monkeypatch.setattr(pool.heap, "alloc", alloc)
+    got = ctx.compute(graph, {"x": x2})["y"]
+    assert "kernel pool's memory is full" in ctx.backend.fallback_reasons["conv2d"]
+    np.testing.assert_array_equal(got, expected)
+    ctx.destroy()
 
 
 def test_a_full_pool_runs_the_call_on_one_thread(native, native_lib, split_everything):

@@ -257,6 +257,117 @@ def test_clamp_kernel(backend, n):
     np.testing.assert_array_equal(y, ref)
 
 
+# Special values for pow: zeros of both signs, infinities, NaN, negatives, the
+# float32 extremes and subnormals, then ordinary magnitudes.
+POW_SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -1.0, -2.5, 1e-45, 1e-40, 3e38, 1.0, 2.0, 0.5],
+                        np.float32)
+
+
+@pytest.mark.parametrize("q", [1, 2, 3, 4, 5, 6, 7, 8, 12, 15, 16, -1, -2, -3, -4, -6, -8, -13, -16])
+def test_powq_is_the_float64_reference_rounded_once(backend, q):
+    """wk_powq(x, q) = x ** (q / 4) as ops/elementwise.py computes pow (float64, one
+    rounding to float32): bit for bit on random magnitudes and IEEE special values."""
+    x = np.concatenate([POW_SPECIALS, rand(4099, scale=30), np.abs(rand(997, scale=1e-3)), POW_SPECIALS[::-1]])
+    y = np.empty_like(x)
+    backend.powq(x.size, paths.addr(x), paths.addr(y), q)
+    with np.errstate(all="ignore"):
+        ref = np.power(x.astype(np.float64), np.float64(q / 4)).astype(np.float32)
+    np.testing.assert_array_equal(y.view(np.uint32)[~np.isnan(ref)], ref.view(np.uint32)[~np.isnan(ref)])
+    assert np.isnan(y[np.isnan(ref)]).all()
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+@pytest.mark.parametrize("sa,sb", [(1, 1), (1, 0), (0, 1)])
+def test_binary_kernel_is_numpy_float32(backend, op, sa, sb):
+    n = 4103
+    a = rand(n if sa else 1, scale=3)
+    b = rand(n if sb else 1, scale=3)
+    if sa and sb:
+        a[:5] = [np.inf, -np.inf, np.nan, 0.0, 1e-40]
+        b[:5] = [np.inf, 0.0, 1.0, -0.0, 3.0]
+    y = np.empty(n, np.float32)
+    backend.binary(paths.BINARY_OPS[op], n, paths.addr(a), sa, paths.addr(b), sb, paths.addr(y))
+    fn = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[op]
+    with np.errstate(all="ignore"):
+        ref = fn(np.broadcast_to(a, (n,)), np.broadcast_to(b, (n,)))
+    nan = np.isnan(ref)
+    np.testing.assert_array_equal(y.view(np.uint32)[~nan], ref.view(np.uint32)[~nan])
+    assert np.isnan(y[nan]).all()
+
+
+@pytest.mark.parametrize("batch,rows,cols", [(1, 1, 1), (1, 3, 50176), (2, 13, 17), (3, 64, 9), (1, 8, 8)])
+def test_transpose_kernel(backend, batch, rows, cols):
+    x = rand(batch, rows, cols)
+    y = np.empty((batch, cols, rows), np.float32)
+    backend.transpose(batch, rows, cols, paths.addr(x), paths.addr(y))
+    np.testing.assert_array_equal(y, x.transpose(0, 2, 1))
+
+
+@pytest.mark.parametrize("perm", [(0, 2, 3, 1), (0, 3, 1, 2), (0, 1, 3, 2)])
+def test_transpose_fast_path_in_a_graph(backend, perm):
+    """NCHW -> NHWC of a 3-channel image comes back contiguous from wk_transpose,
+    equal to numpy's; other permutations stay numpy views."""
+    x = rand(2, 3, 37, 41)
+    ctx = Context("cpu")
+    gb = ctx.graph_builder()
+    a = gb.input("a", {"dataType": "float32", "shape": list(x.shape)})
+    graph = gb.build({"y": gb.transpose(a, permutation=list(perm))})
+    got = ctx.backend.run_node(graph.plan.nodes[0], [x])[0]
+    np.testing.assert_array_equal(got, np.transpose(x, perm))
+    assert got.flags.c_contiguous == (perm == (0, 2, 3, 1))
+    np.testing.assert_array_equal(ctx.compute(graph, {"a": x})["y"], np.transpose(x, perm))
+
+
+@pytest.mark.parametrize("p,g,cg", [(1, 2, 1), (7, 4, 34), (33, 3, 5), (5, 8, 68)])
+def test_shuffle_kernel_is_the_reshape_transpose_reshape(backend, p, g, cg):
+    x = rand(p, g * cg)
+    x[0, 0] = np.nan  # moved, not computed
+    y = np.empty_like(x)
+    backend.shuffle(p, g, cg, paths.addr(x), paths.addr(y))
+    ref = x.reshape(p, g, cg).transpose(0, 2, 1).reshape(p, g * cg)
+    np.testing.assert_array_equal(y.view(np.uint32), ref.view(np.uint32))
+
+
+def _binary_graph(op, a_shape, b_shape, b_const=False, b_value=None):
+    ctx = Context("cpu")
+    gb = ctx.graph_builder()
+    a = gb.input("a", {"dataType": "float32", "shape": list(a_shape)})
+    if b_const:
+        b = gb.constant({"dataType": "float32", "shape": list(b_shape)}, np.full(b_shape, b_value, np.float32))
+    else:
+        b = gb.input("b", {"dataType": "float32", "shape": list(b_shape)})
+    return ctx, gb.build({"y": getattr(gb, op)(a, b)})
+
+
+@pytest.mark.parametrize("e", [0.75, 2.0, -0.5, 0.3])
+def test_pow_fast_path_in_a_graph(backend, e):
+    """LRN's pow(x, 0.75) and friends on the fast path equal the numpy kernel;
+    an exponent off the quarter grid declines with a reason."""
+    x = np.abs(rand(2, 48, 9, 7)) + np.float32(0.5)
+    ctx, graph = _binary_graph("pow", x.shape, [], b_const=True, b_value=e)
+    got = ctx.compute(graph, {"a": x})["y"]
+    used = ctx.backend.fallback_reasons.get("pow")
+    ctx.backend.set_fast_paths(False)
+    ref = ctx.compute(graph, {"a": x})["y"]
+    np.testing.assert_array_equal(got, ref)
+    if e == 0.3:
+        assert "not a non-zero multiple of 1/4" in used
+    else:
+        assert used is None
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+@pytest.mark.parametrize("b_shape", [(2, 48, 9, 7), (1,), ()])
+def test_binary_fast_paths_in_a_graph(backend, op, b_shape):
+    a = rand(2, 48, 9, 7)
+    b = rand(*b_shape) + np.float32(4)  # no division by ~0
+    ctx, graph = _binary_graph(op, a.shape, b_shape)
+    got = ctx.compute(graph, {"a": a, "b": b})["y"]
+    assert ctx.backend.fallback_reasons.get(op) is None
+    ctx.backend.set_fast_paths(False)
+    np.testing.assert_array_equal(got, ctx.compute(graph, {"a": a, "b": b})["y"])
+
+
 @pytest.mark.parametrize("o,kh,kw,ig,groups", [(5, 1, 1, 3, 1), (17, 3, 3, 4, 1), (12, 3, 2, 3, 3), (8, 3, 3, 1, 4)])
 def test_pack_conv_with_the_kernel_packer_matches_numpy(backend, o, kh, kw, ig, groups):
     w = rand(kh, kw, ig, o).transpose(3, 0, 1, 2)  # an HWIO filter seen as OHWI: not contiguous

@@ -149,6 +149,19 @@ def squeezenet_fire(b, rng):
 CASES["fire module (in-place concat) + pool"] = squeezenet_fire
 
 
+def lrn_like(b, rng):
+    """ORT's LRN decomposition tail: (bias + alpha * window mean) ** -0.75 * x, an odd
+    element count (tiles of 4-element multiples and a tail)."""
+    shape = [1, 23, 19, 11]  # above SMALL_ELEMENTWISE
+    x = b.input("x", {"dataType": "float32", "shape": shape})
+    s = b.add(b.mul(b.mul(x, x), const(b, np.array([1e-2], np.float32))), const(b, np.array([1.0], np.float32)))
+    y = b.div(x, b.pow(s, const(b, np.array(0.75, np.float32))))
+    return {"x": rand(rng, *shape)}, {"y": y}
+
+
+CASES["pow 0.75 and arithmetic (LRN tail)"] = lrn_like
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_threads_equal_single_thread(case, native, split_everything):
     fn = CASES[case]

@@ -155,6 +155,30 @@ class NodeWasmBackend:
     def clamp(self, n, x, y, lo, hi):
         self._call("wk_clamp", [n, _Buf(x, 4 * n), _Buf(y, 4 * n, out=True), float(lo), float(hi)])
 
+    def powq(self, n, x, y, q):
+        self._call("wk_powq", [n, _Buf(x, 4 * n), _Buf(y, 4 * n, out=True), q])
+
+    def transpose(self, batch, rows, cols, x, y):
+        n = 4 * batch * rows * cols
+        self._call("wk_transpose", [batch, rows, cols, _Buf(x, n), _Buf(y, n, out=True)])
+
+    def shuffle(self, P, g, cg, x, y):
+        self._call("wk_shuffle", [P, g, cg, _Buf(x, 4 * P * g * cg), _Buf(y, 4 * P * g * cg, out=True)])
+
+    def binary(self, op, n, a, sa, b, sb, y):
+        self._call("wk_binary", [op, n, _Buf(a, 4 * max(1, n * sa)), sa, _Buf(b, 4 * max(1, n * sb)), sb,
+                                 _Buf(y, 4 * n, out=True)])
+
+    def erf(self, n, x, y):
+        self._call("wk_erf", [n, _Buf(x, 4 * n), _Buf(y, 4 * n, out=True)])
+
+    def pack_oihw(self, og, i, hw, w, bp):
+        self._call("wk_pack_oihw", [og, i, hw, _Buf(w, 4 * og * i * hw), _Buf(bp, 4 * _ru(og) * i * hw, out=True)])
+
+    def layer_norm(self, rows, n, x, scale, bias, y, eps):
+        self._call("wk_layer_norm", [rows, n, _Buf(x, 4 * rows * n), _Buf(scale, 4 * n), _Buf(bias, 4 * n),
+                                     _Buf(y, 4 * rows * n, out=True), float(eps)])
+
     def probe(self):
         """A tiny GEMM: raises if Node cannot instantiate or run the module."""
         a = np.ones((1, 1), np.float32)

@@ -2,7 +2,7 @@
 (`fast/`), with every switch and cache owned by one backend instance.
 
 Each node runs its op's numpy reference kernel unless a fast path of
-`fast.paths.FAST_PATHS` accepts the call. A fast path returns None to decline
+`FAST_PATHS` (fast/paths.py, fast/exact64.py) accepts the call. A fast path returns None to decline
 (dtype, shape, no kernel library), and the numpy kernel runs instead.
 
 Per backend (so per context) state:
@@ -35,10 +35,32 @@ from ..base import Backend
 from . import fast
 from .compile import compile_nodes
 from .fast.pack import F32
-from .fast.paths import FAST_PATHS
+from .fast.direct import DIRECT_PATHS
+from .fast.exact64 import EXACT64_PATHS
+from .fast.paths import FAST_PATHS as _KERNEL_PATHS, SMALL_ELEMENTWISE
 from .reference import Step, coerce, coerce_to
 
 _PROCESS_LIBRARY = object()  # sentinel: use the library attached to this process
+
+
+def _kernel_then_direct(kernel, direct):
+    """A binary op with both a SIMD kernel and a direct numpy path: large operands
+    try the kernel (one pass, no temporaries), the rest and what it declines run
+    the reference's numpy call. Both compute the same float32 operation per element."""
+    def path(cpu, attrs, a, b):
+        if a.size >= SMALL_ELEMENTWISE or b.size >= SMALL_ELEMENTWISE:
+            y = kernel(cpu, attrs, a, b)
+            if y is not None:
+                return y
+        return direct(cpu, attrs, a, b)
+    return path
+
+
+# op name -> fast path: the SIMD kernels (fast/paths.py), the float64-exact ones (fast/exact64.py)
+# and float32 binary ops as their reference's numpy call (fast/direct.py).
+FAST_PATHS = {**_KERNEL_PATHS, **EXACT64_PATHS, **DIRECT_PATHS}
+FAST_PATHS.update({name: _kernel_then_direct(_KERNEL_PATHS[name], DIRECT_PATHS[name])
+                   for name in _KERNEL_PATHS.keys() & DIRECT_PATHS.keys()})
 
 
 # A batched matmul whose per-batch GEMM is below this many multiply-adds runs on
@@ -301,26 +323,27 @@ class CpuBackend(Backend):
         for name, s in plan.input_slots:
             env[s] = feeds[name]
         fast_paths = self.fast_paths
-        for node, compute, fast_path, ins, outs, want, release in plan.program:
-            args = [env[i] for i in ins]
-            result = None
-            if fast_paths and fast_path is not None:
-                result = fast_path(self, node.attrs, *args)
-            if result is None:
-                result = compute(node.attrs, *args)
-            if type(result) is np.ndarray and len(outs) == 1:
-                dtype, shape = want[0]
-                # coerce()'s checks, inline: most kernels return the exact array.
-                if result.dtype != dtype or result.shape != shape:
-                    result = coerce_to(result, dtype, shape)
-                env[outs[0]] = result
-            else:
-                if not isinstance(result, (list, tuple)):
-                    result = [result]
-                for s, value, (dtype, shape) in zip(outs, result, want):
-                    env[s] = coerce_to(value, dtype, shape)
-            for s in release:
-                env[s] = None
+        with np.errstate(all="ignore"):  # once per run (fast/direct.py); ops set their own too
+            for node, compute, fast_path, ins, outs, want, release in plan.program:
+                args = [env[i] for i in ins]
+                result = None
+                if fast_paths and fast_path is not None:
+                    result = fast_path(self, node.attrs, *args)
+                if result is None:
+                    result = compute(node.attrs, *args)
+                if type(result) is np.ndarray and len(outs) == 1:
+                    dtype, shape = want[0]
+                    # coerce()'s checks, inline: most kernels return the exact array.
+                    if result.dtype != dtype or result.shape != shape:
+                        result = coerce_to(result, dtype, shape)
+                    env[outs[0]] = result
+                else:
+                    if not isinstance(result, (list, tuple)):
+                        result = [result]
+                    for s, value, (dtype, shape) in zip(outs, result, want):
+                        env[s] = coerce_to(value, dtype, shape)
+                for s in release:
+                    env[s] = None
         return {name: env[s] for name, s in plan.output_slots}
 
     def _execute_profiled(self, plan: CpuPlan, feeds: dict) -> dict:
@@ -342,7 +365,8 @@ class CpuBackend(Backend):
         if self.fast_paths:
             fast_path = _fast_path(node)  # the same choice as the plan's program
             if fast_path is not None:
-                result = fast_path(self, node.attrs, *args)
+                with np.errstate(all="ignore"):  # as in execute (fast/direct.py)
+                    result = fast_path(self, node.attrs, *args)
         used_fast = result is not None
         if result is None:
             result = node.op.compute(node.attrs, *args)

@@ -12,6 +12,12 @@ steps it got, like the builder's IR, are never mutated) after four passes:
    layout: packing (2.) re-lays them out once at build(). Results are
    bit-identical: the NCHW kernels transposed around the same NHWC kernels.
 
+   Then chains of reshape/transpose steps that amount to a channel shuffle of
+   the last axis (ShuffleNet's reshape -> transpose -> reshape, which the layout
+   pass wraps in NHWC <-> NCHW transposes) become one `channelShuffle` step: one
+   copy instead of one per reshape of a transposed view (decided exactly, by
+   pushing element indices through the steps' reference kernels at build()).
+
 1. Fusion: conv2d followed by relu or clamp becomes one `conv2d+relu` /
    `conv2d+clamp` node (bias + activation in the GEMM epilogue) when the
    conv's output has no other reader and is not a graph output. The fused
@@ -42,7 +48,7 @@ import math
 import numpy as np
 
 from ...registry import OPS, Op
-from .fast.pack import pack_b, pack_conv
+from .fast.pack import pack_b, pack_conv, round_up
 from .reference import Step, coerce
 
 CONV_OPS = ("conv2d", "conv2d+relu", "conv2d+clamp")
@@ -177,6 +183,88 @@ def to_nhwc_layout(steps, output_ids) -> list:
     return out
 
 
+# -- 0b. data-movement chains -----------------------------------------------------
+MOVE_OPS = ("reshape", "transpose")
+# Chains are analysed at build() by pushing indices through them: up to this many elements.
+MOVE_CHAIN_MAX_ELEMENTS = 1 << 24
+
+
+class ChannelShuffle(Op):
+    """A chain of reshape/transpose steps whose composition is a channel shuffle
+    of the last axis (ShuffleNet's reshape -> transpose -> reshape, after the NHWC
+    layout pass also wrapped in the NHWC <-> NCHW transposes): one copy,
+    y[..., j * g + i] = x[..., i * (C / g) + j], instead of one per reshape of a
+    transposed view. `groups` 1: the chain moves nothing (a reshape)."""
+
+    name = "channelShuffle"
+
+    def compute(self, attrs, x):
+        g, shape = attrs["groups"], attrs["shape"]
+        if g == 1:
+            return x.reshape(shape)
+        c = x.shape[-1]
+        y = x.reshape(x.shape[:-1] + (g, c // g))
+        return np.ascontiguousarray(np.swapaxes(y, -1, -2)).reshape(shape)
+
+
+CHANNEL_SHUFFLE = ChannelShuffle()
+
+
+def _as_channel_shuffle(chain) -> int | None:
+    """The groups g of the channel shuffle the move steps `chain` compute, or None.
+    Decided by running the reference kernels on element indices, so it is exact."""
+    x, y = chain[0].inputs[0], chain[-1].outputs[0]
+    n = math.prod(x.shape)
+    if tuple(x.shape) != tuple(y.shape) or not x.shape or n > MOVE_CHAIN_MAX_ELEMENTS:
+        return None
+    v = np.arange(n, dtype=np.int32).reshape(x.shape)
+    for step in chain:
+        v = step.op.compute(step.attrs, v)
+    idx = np.asarray(v).reshape(-1)
+    flat = np.arange(n, dtype=np.int32)
+    if np.array_equal(idx, flat):
+        return 1
+    c = x.shape[-1]
+    for g in range(2, c):
+        if c % g == 0 and np.array_equal(idx, CHANNEL_SHUFFLE.compute({"groups": g, "shape": (n,)},
+                                                                       flat.reshape(x.shape))):
+            return g
+    return None
+
+
+def collapse_moves(nodes, output_ids) -> list:
+    """Replace each chain of two or more reshape/transpose steps (inner values read
+    by the next step only, no graph outputs) that amounts to a channel shuffle by
+    one ChannelShuffle step."""
+    readers = _consumers(nodes)
+    replace: dict = {}  # id(first step) -> new step; id(other steps) -> None
+    taken = set()
+    for node in nodes:
+        if node.op.name not in MOVE_OPS or id(node) in taken:
+            continue
+        chain = [node]
+        while True:
+            y = chain[-1].outputs[0]
+            users = readers.get(y.id, [])
+            if y.id in output_ids or len(users) != 1 or users[0].op.name not in MOVE_OPS:
+                break
+            chain.append(users[0])
+        if len(chain) < 2:
+            continue
+        taken.update(id(s) for s in chain)
+        g = _as_channel_shuffle(chain)
+        if g is None:
+            continue
+        y = chain[-1].outputs[0]
+        replace[id(chain[0])] = Step(CHANNEL_SHUFFLE, [chain[0].inputs[0]], [y],
+                                     {"groups": g, "shape": tuple(y.shape)}, chain[-1].label)
+        for s in chain[1:]:
+            replace[id(s)] = None
+    if not replace:
+        return nodes
+    return [replace.get(id(n), n) for n in nodes if replace.get(id(n), n) is not None]
+
+
 # -- 1. fusion -----------------------------------------------------------------
 def _clamp_bounds(act) -> tuple[float, float] | None:
     if act.op.name == "relu":
@@ -232,9 +320,25 @@ def prepack(nodes, library) -> list:
                 node = _copy(node, _prep=pack_b(ins[1].value, library))
         elif name == "gemm" and _const(ins[1]) and _f32(ins[0]) and _f32(ins[1]):
             b = ins[1].value
-            node = _copy(node, _prep=pack_b(b.T if node.attrs["bT"] else b, library))
+            b = b.T if node.attrs["bT"] else b
+            node = _copy(node, _prep=pack_b(b, library), **_gemm_bias(node, b.shape[1]))
         out.append(node)
     return out
+
+
+def _gemm_bias(node, n) -> dict:
+    """A constant row-vector C of a gemm with alpha 1 as the kernel's bias
+    (`_bias`: beta * C in float32, padded to the panel width), so that the
+    kernel adds it after accumulating: exactly the reference's `y + beta * C`."""
+    ins = node.inputs
+    c = ins[2] if len(ins) > 2 else None
+    if c is None or not _const(c) or not _f32(c) or node.attrs["alpha"] != 1.0 or node.attrs["beta"] == 0:
+        return {}
+    if tuple(c.shape) not in ((), (1,), (n,), (1, 1), (1, n)):
+        return {}
+    bias = np.zeros(round_up(n), np.float32)
+    bias[:n] = np.float32(node.attrs["beta"]) * np.broadcast_to(c.value.reshape(-1), (n,))
+    return {"_bias": bias}
 
 
 # -- 3. buffers ----------------------------------------------------------------------
@@ -379,6 +483,7 @@ def _compile(nodes, outputs, library, layout=True) -> list:
     output_ids = {o.id for o in outputs}
     if layout:
         nodes = to_nhwc_layout(nodes, output_ids)
+    nodes = collapse_moves(nodes, output_ids)
     nodes = fuse(nodes, output_ids)
     nodes = prepack(nodes, library)
     return plan_buffers(nodes, output_ids)

@@ -1,8 +1,9 @@
 """Fast paths: SIMD microkernels (csrc/) working in place on numpy buffers.
 
-`paths.FAST_PATHS` lists the fast paths of the cpu backend: conv2d (and
+`paths.FAST_PATHS` lists the SIMD fast paths of the cpu backend: conv2d (and
 conv2d fused with relu/clamp by ..compile), matmul, gemm, maxPool2d,
-averagePool2d, relu, clamp and in-place concat. Each one checks the call
+averagePool2d, relu, clamp and in-place concat; `exact64.EXACT64_PATHS` the
+float64-exact erf and layerNormalization kernels. Each one checks the call
 (float32, shapes, layouts) and declines with a reason (the backend's
 `fallback_reasons`) when it cannot take it; the numpy kernel of the op stays
 the reference and the fallback.

@@ -13,7 +13,7 @@ scalars; the callers (.paths) keep the numpy arrays alive.
 """
 from __future__ import annotations
 
-ABI_VERSION = 1
+ABI_VERSION = 3  # 2: wk_erf, wk_layer_norm (csrc/exact64.h), wk_pack_oihw (csrc/pack_oihw.h); 3: with wk_powq, wk_binary, wk_shuffle, wk_transpose
 
 # name -> argument kinds: p = pointer, i = int32, f = float32
 SIGNATURES = {
@@ -24,6 +24,13 @@ SIGNATURES = {
     "wk_maxpool2d": "ppp",
     "wk_avgpool2d": "ppp",
     "wk_clamp": "ippff",
+    "wk_powq": "ippi",
+    "wk_binary": "iipipip",
+    "wk_shuffle": "iiipp",
+    "wk_transpose": "iiipp",
+    "wk_erf": "ipp",
+    "wk_layer_norm": "iippppf",
+    "wk_pack_oihw": "iiipp",
 }
 
 

@@ -72,7 +72,8 @@ def is_depthwise(o: int, ig: int, groups: int) -> bool:
 
 def pack_conv(w_ohwi: np.ndarray, bias, groups: int, backend=None) -> PackedConv:
     """Pack an OHWI float32 filter (+ optional bias [O]) for wk_conv2d or wk_dwconv2d.
-    With a kernel backend the GEMM panels are packed by wk_pack_b (numpy's
+    With a kernel backend the GEMM panels are packed by wk_pack_oihw, straight
+    from an OIHW filter when `w_ohwi` is a transposed view of one (numpy's
     strided copies are slow in Pyodide); without, by numpy (same layout)."""
     o, kh, kw, ig = w_ohwi.shape
     if is_depthwise(o, ig, groups):
@@ -82,7 +83,18 @@ def pack_conv(w_ohwi: np.ndarray, bias, groups: int, backend=None) -> PackedConv
     og = o // groups
     k = kh * kw * ig
     npg = round_up(og)
-    if backend is not None:
+    if backend is not None and getattr(backend, "pack_oihw", None) is not None:
+        w = np.empty(groups * npg * k, F32)
+        base = w.__array_interface__["data"][0]
+        oihw = np.transpose(w_ohwi, (0, 3, 1, 2))
+        if w_ohwi.dtype == F32 and oihw.flags.c_contiguous and oihw.flags.aligned:
+            src, rows, hw = oihw, ig, kh * kw  # the filter as given (NCHW graphs): no transposing copy
+        else:
+            src, rows, hw = np.ascontiguousarray(w_ohwi, dtype=F32), k, 1  # OHWI rows
+        src_base = src.__array_interface__["data"][0]
+        for g in range(groups):
+            backend.pack_oihw(og, rows, hw, src_base + 4 * g * og * k, base + 4 * g * npg * k)
+    elif backend is not None:
         wc = np.ascontiguousarray(w_ohwi, dtype=F32).reshape(groups, og, k)
         w = np.empty(groups * npg * k, F32)
         base = w.__array_interface__["data"][0]

@@ -113,15 +113,25 @@ def _threads(cpu) -> int:
     return threads
 
 
-def _conv_parts(cpu, prep: PackedConv, p) -> int:
+def _parts(cpu, work: int, rows: int) -> int:
+    """How many tiles a call of `work` multiply-adds (or taps) over `rows` rows is
+    split into on `cpu`'s threads. A kernel pool job has a fixed cost (staging,
+    copies in and out of the shared memory, JS crossings, waking workers; ~0.2 ms
+    in Pyodide), so calls below tiles.POOL_MIN_WORK stay on the calling thread there."""
     threads = _threads(cpu)
-    if threads <= 1:
+    if threads > 1 and work < tiling.POOL_MIN_WORK and cpu.kernel_pool is not None:
+        return 1
+    return tiling.parts_for(work, rows, threads)
+
+
+def _conv_parts(cpu, prep: PackedConv, p) -> int:
+    if _threads(cpu) <= 1:
         return 1
     rows = int(p[0]) * int(p[4])
     macs = rows * int(p[5]) * prep.out_channels * (prep.kh * prep.kw if prep.kind == "dw" else prep.k)
     if tiling.is_direct_conv(p) and prep.kind != "dw":
         rows = int(p[0]) * int(p[4]) * int(p[5])
-    return tiling.parts_for(macs, rows, threads)
+    return _parts(cpu, macs, rows)
 
 
 class _Tile:
@@ -147,25 +157,29 @@ def _run_tiles(cpu, name, args, tiles, x_index, out_index, scratch_index, x, out
     args[x_index] and args[out_index] point into; `consts`: constant arrays
     the args point into; `chained`/`planned`: x is the planned output of the
     previous kernel of a compiled chain / out is a planned buffer."""
-    calls = []
-    for t in tiles:
-        a = list(args)
-        a[0] = addr(t.p)
-        a[x_index] += t.dx
-        a[out_index] += t.dy
-        if scratch_index is not None:
-            a[scratch_index] = addr(t.scratch)
-        calls.append(a)
+    def make_calls():
+        calls = []
+        for t in tiles:
+            a = list(args)
+            a[0] = addr(t.p)
+            a[x_index] += t.dx
+            a[out_index] += t.dy
+            if scratch_index is not None:
+                a[scratch_index] = addr(t.scratch)
+            calls.append(a)
+        return calls
+
     pool = cpu.kernel_pool
     if pool is not None:
         try:
-            pool.run("wk_" + name, calls, consts=[*consts, *(t.p for t in tiles)], ins=[x], outs=[out],
+            # (the pool builds the calls only when it has no job table for them yet)
+            pool.run("wk_" + name, make_calls, consts=[*consts, *(t.p for t in tiles)], ins=[x], outs=[out],
                      scratch=[t.scratch for t in tiles], chained=x if chained else None, keep_image=planned,
                      cache=cache)
             return
         except PoolFull as e:
             cpu.decline(name, f"ran on one thread: {e}")
-    cpu.run_calls(getattr(cpu.library, name), calls)
+    cpu.run_calls(getattr(cpu.library, name), make_calls())
 
 
 class _Plan:
@@ -176,7 +190,7 @@ class _Plan:
     Holds references to every array whose address it caches."""
 
     __slots__ = ("backend", "fn", "name", "args", "x_index", "x_expected", "out", "out_index", "out_shape", "keep",
-                 "tiles", "cpu", "scratch_index", "consts", "tables")
+                 "tiles", "cpu", "scratch_index", "consts", "tables", "scatter")
 
     def __call__(self, x):
         args = self.args
@@ -193,15 +207,19 @@ class _Plan:
             args[self.out_index] = addr(out)
         if self.tiles:
             _run_tiles(self.cpu, self.name, args, self.tiles, self.x_index, self.out_index, self.scratch_index, x, out,
-                       self.consts, chained, out is self.out, self.tables)
+                       self.consts, chained, out is self.out and self.scatter is None, self.tables)
         else:
             self.fn(*args)
+        if self.scatter is not None:
+            self.scatter[...] = out
+            return self.scatter
         return out
 
 
 def _make_plan(backend, name, args, x_index, x_expected, out, out_index, out_shape, keep, tiles=None, cpu=None,
-               scratch_index=None, consts=()) -> _Plan:
+               scratch_index=None, consts=(), scatter=None) -> _Plan:
     plan = _Plan()
+    plan.scatter = scatter
     plan.tiles = tiles
     plan.cpu = cpu
     plan.scratch_index = scratch_index
@@ -231,22 +249,29 @@ def _conv_plan(cpu, backend, scratch, attrs, x_shape, lo, hi):
     out = attrs.get("_out")
     ldy = out.strides[2] // 4 if out is not None else prep.out_channels
     p = _conv_params(prep, attrs, tuple(x_shape), ldy)
+    parts = _conv_parts(cpu, prep, p)
+    scatter = None
+    if parts > 1 and out is not None and not out.flags.c_contiguous and cpu.kernel_pool is not None:
+        # A channel slice of a concat buffer, split on the kernel pool: the job would copy
+        # the slice's whole extent (most of the buffer) into the shared memory and back.
+        # Write a contiguous array instead (only its bytes cross) and copy it into the slice.
+        scatter, out = out, np.empty(out.shape, F32)
+        p = _conv_params(prep, attrs, tuple(x_shape), prep.out_channels)
     out_shape = (x_shape[0], int(p[4]), int(p[5]), prep.out_channels)
     bias = 0 if prep.bias is None else addr(prep.bias)
     keep = [p, prep]
-    parts = _conv_parts(cpu, prep, p)
     if prep.kind == "dw":
         args = [addr(p), 0, addr(prep.w), bias, 0, lo, hi]
         tiles = _tiles(p, parts, False, 0) if parts > 1 else None
         return _make_plan(backend, "dwconv2d", args, 1, attrs.get("_x"), out, 4, out_shape, keep, tiles, cpu,
-                          consts=prep.consts)
+                          consts=prep.consts, scatter=scatter)
     n = int(p[17]) * prep.k
     tiles = _tiles(p, parts, tiling.is_direct_conv(p), n) if parts > 1 else None
     s = scratch(n) if tiles is None else np.empty(0, F32)
     keep.append(s)  # the plan owns its scratch even if the shared one is replaced
     args = [addr(p), 0, addr(prep.w), bias, 0, addr(s), lo, hi]
     return _make_plan(backend, "conv2d", args, 1, attrs.get("_x"), out, 4, out_shape, keep, tiles, cpu, 5,
-                      prep.consts)
+                      prep.consts, scatter)
 
 
 def _conv(cpu, name, attrs, x, w, bias, lo, hi):
@@ -290,26 +315,28 @@ def pack_b_runtime(backend, b: np.ndarray) -> np.ndarray:
     return pack_b(b, backend)
 
 
-def gemm_into(backend, a: np.ndarray, bp: np.ndarray, n: int, out: np.ndarray, cpu=None):
-    """out (M x N, row stride >= N) = a (M x K, C-contiguous) . packed B; in row
-    tiles on `cpu`'s thread pool when it has one and the GEMM is big enough."""
+def gemm_into(backend, a: np.ndarray, bp: np.ndarray, n: int, out: np.ndarray, cpu=None, bias=None):
+    """out (M x N, row stride >= N) = a (M x K, C-contiguous) . packed B [+ bias,
+    round_up(N) floats, added after the accumulation]; in row tiles on `cpu`'s
+    thread pool when it has one and the GEMM is big enough."""
     m, k = a.shape
     ldc = out.strides[0] // 4
-    parts = tiling.parts_for(m * n * k, m, _threads(cpu))
+    parts = _parts(cpu, m * n * k, m)
+    b0 = 0 if bias is None else addr(bias)
     if parts > 1:
         a0, c0 = addr(a), addr(out)
-        calls = [[m1 - m0, n, k, a0 + 4 * m0 * k, k, addr(bp), 0, c0 + 4 * m0 * ldc, ldc, -INF, INF]
+        calls = [[m1 - m0, n, k, a0 + 4 * m0 * k, k, addr(bp), b0, c0 + 4 * m0 * ldc, ldc, -INF, INF]
                  for m0, m1 in tiling.gemm_tiles(m, parts)]
         pool = cpu.kernel_pool
         if pool is not None:
             try:
-                pool.run("wk_gemm", calls, consts=[bp], ins=[a], outs=[out])
+                pool.run("wk_gemm", calls, consts=[bp] if bias is None else [bp, bias], ins=[a], outs=[out])
                 return out
             except PoolFull as e:
                 cpu.decline("matmul", f"ran on one thread: {e}")
         cpu.run_calls(backend.gemm, calls)
         return out
-    backend.gemm(m, n, k, addr(a), k, addr(bp), 0, addr(out), ldc, -INF, INF)
+    backend.gemm(m, n, k, addr(a), k, addr(bp), b0, addr(out), ldc, -INF, INF)
     return out
 
 
@@ -356,14 +383,26 @@ def gemm(cpu, attrs, a, b, c=None):
     if m * n * k < SMALL_GEMM:
         return cpu.decline("gemm", f"small ({m}x{k}x{n})")
     bp = attrs.get("_prep")
-    if bp is None:
-        bp = pack_b_runtime(backend, b2)
-    y = gemm_into(backend, _c(a2), bp, n, np.empty((m, n), F32), cpu)
-    # The epilogue exactly as the reference (ops/linalg.py Gemm.compute).
+    bias = attrs.get("_bias")  # beta * C, added by the kernel (compile.py, constant C with alpha 1)
+    call = attrs.get("_call")
+    if call is not None and call[0] is backend:
+        # A compiled gemm on one thread: its constant addresses resolved once (each
+        # address lookup costs microseconds in Pyodide, like the call itself).
+        a2 = _c(a2)
+        y = np.empty((m, n), F32)
+        backend.gemm(m, n, k, addr(a2), k, call[1], call[2], addr(y), n, -INF, INF)
+    else:
+        if bp is None:
+            bp = pack_b_runtime(backend, b2)
+        y = gemm_into(backend, _c(a2), bp, n, np.empty((m, n), F32), cpu, bias)
+        if attrs.get("_prep") is not None and tiling.parts_for(m * n * k, m, _threads(cpu)) == 1:
+            attrs["_call"] = (backend, addr(bp), 0 if bias is None else addr(bias))
+    # The epilogue exactly as the reference (ops/linalg.py Gemm.compute), in place.
     if attrs["alpha"] != 1.0:
-        y = y * np.float32(attrs["alpha"])
-    if c is not None and attrs["beta"] != 0:
-        y = y + np.float32(attrs["beta"]) * c
+        np.multiply(y, np.float32(attrs["alpha"]), out=y)
+    if c is not None and attrs["beta"] != 0 and bias is None:
+        beta = attrs["beta"]
+        np.add(y, c if beta == 1.0 else np.float32(beta) * c, out=y)
     return y
 
 
@@ -413,7 +452,7 @@ def _pool(cpu, name, fn_name, attrs, x):
 def _pool_parts(cpu, attrs, p) -> int:
     kh, kw = attrs["window"]
     rows = int(p[0]) * int(p[4])
-    return tiling.parts_for(rows * int(p[5]) * int(p[3]) * kh * kw, rows, _threads(cpu))
+    return _parts(cpu, rows * int(p[5]) * int(p[3]) * kh * kw, rows)
 
 
 def max_pool2d(cpu, attrs, x):
@@ -449,6 +488,141 @@ def clamp(cpu, attrs, x):
     return _clamp(cpu, "clamp", x, lo, hi)
 
 
+# ------------------------------------------------- pow, binary arithmetic --
+# Work per element of a pow (float64 square roots) against MIN_TILE_WORK's multiply-adds.
+POW_WORK_PER_ELEMENT = 16
+BINARY_OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3}
+
+
+def _elementwise_tiles(cpu, n: int, work_per_element: int) -> list:
+    """[(start, count)] ranges of n elements, multiples of 4 apart (SIMD lanes)."""
+    parts = _parts(cpu, n * work_per_element, max(n // 4, 1))
+    if parts <= 1:
+        return [(0, n)]
+    step = ((n + parts - 1) // parts + 3) // 4 * 4
+    return [(i, min(step, n - i)) for i in range(0, n, step)]
+
+
+def _run_elementwise(cpu, name, calls, x, y):
+    """Ranges of one elementwise kernel call on the backend's threads (pool or native)."""
+    pool = cpu.kernel_pool
+    if pool is not None and len(calls) > 1:
+        try:
+            pool.run("wk_" + name, calls, ins=[x], outs=[y])
+            return
+        except PoolFull as e:
+            cpu.decline(name, f"ran on one thread: {e}")
+    cpu.run_calls(getattr(cpu.library, name), calls)
+
+
+def pow_(cpu, attrs, a, b):
+    """a ** b for a constant-like scalar exponent b that is a multiple of 1/4
+    (LRN's 0.75, squares, square roots): wk_powq, float64 inside as the reference."""
+    backend = cpu.library
+    if backend is None:
+        return _no_library(cpu, "pow")
+    if a.dtype != F32 or b.dtype != F32:
+        return cpu.decline("pow", f"data type {a.dtype} (float32 only)")
+    if b.size != 1:
+        return cpu.decline("pow", "the exponent is not a scalar")
+    e = float(b.reshape(-1)[0])
+    q = e * 4
+    if not (q == int(q) and 0 < abs(q) <= 16):
+        return cpu.decline("pow", f"exponent {e} is not a non-zero multiple of 1/4 up to 4")
+    if a.size < SMALL_ELEMENTWISE:
+        return cpu.decline("pow", f"small ({a.size} elements)")
+    x = _c(a)
+    y = np.empty(np.broadcast_shapes(a.shape, b.shape), F32)
+    n, q = x.size, int(q)
+    ax, ay = addr(x), addr(y)
+    calls = [[c, ax + 4 * i, ay + 4 * i, q] for i, c in _elementwise_tiles(cpu, n, POW_WORK_PER_ELEMENT)]
+    _run_elementwise(cpu, "powq", calls, x, y)
+    return y
+
+
+def _binary(cpu, name, a, b):
+    backend = cpu.library
+    if backend is None:
+        return _no_library(cpu, name)
+    if a.dtype != F32 or b.dtype != F32:
+        return cpu.decline(name, f"data type {a.dtype} (float32 only)")
+    if a.size < SMALL_ELEMENTWISE and b.size < SMALL_ELEMENTWISE:
+        return cpu.decline(name, f"small ({max(a.size, b.size)} elements)")
+    if a.shape == b.shape:
+        sa = sb = 1
+    elif b.size == 1:
+        sa, sb = 1, 0
+    elif a.size == 1:
+        sa, sb = 0, 1
+    else:
+        return cpu.decline(name, f"broadcast {a.shape} with {b.shape} (same shapes or a scalar only)")
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    n = math.prod(shape)
+    a, b = _c(a), _c(b)
+    y = np.empty(shape, F32)
+    backend.binary(BINARY_OPS[name], n, addr(a), sa, addr(b), sb, addr(y))
+    return y
+
+
+def add(cpu, attrs, a, b):
+    return _binary(cpu, "add", a, b)
+
+
+def sub(cpu, attrs, a, b):
+    return _binary(cpu, "sub", a, b)
+
+
+def mul(cpu, attrs, a, b):
+    return _binary(cpu, "mul", a, b)
+
+
+def div(cpu, attrs, a, b):
+    return _binary(cpu, "div", a, b)
+
+
+# -------------------------------------------------------------- transpose --
+NCHW_TO_NHWC = (0, 2, 3, 1)
+# numpy copies a strided view in loops over its last axis: fine for NHWC -> NCHW and
+# for many channels, slow when that axis is an image's 3 channels (Pyodide, 1x3x224x224:
+# 0.95 ms numpy, 0.31 ms wk_transpose; 1x136x28x28: numpy 0.10 ms, the kernel 0.21 ms).
+TRANSPOSE_MAX_CHANNELS = 4
+
+
+def transpose(cpu, attrs, x):
+    """NCHW -> NHWC of a float32 value with few channels (an image entering an NHWC
+    chain, the layout pass's transpose): one wk_transpose copy into a contiguous
+    array for the convolution that reads it. Other transposes stay numpy views."""
+    if attrs["perm"] != NCHW_TO_NHWC or x.shape[1] > TRANSPOSE_MAX_CHANNELS:
+        return None
+    backend = cpu.library
+    if backend is None:
+        return _no_library(cpu, "transpose")
+    if x.dtype != F32 or x.size < SMALL_ELEMENTWISE:
+        return cpu.decline("transpose", "not a float32 layout transpose of >= 4096 elements")
+    xc = _c(x)
+    n, c, h, w = xc.shape
+    y = np.empty((n, h, w, c), F32)
+    backend.transpose(n, c, h * w, addr(xc), addr(y))  # each image: C x HW -> HW x C
+    return y
+
+
+# -------------------------------------------------------- channel shuffle --
+def channel_shuffle(cpu, attrs, x):
+    """compile.py's channelShuffle step (a reshape/transpose chain): wk_shuffle,
+    one pass, instead of numpy's copy of a view whose inner axis is g long."""
+    backend = cpu.library
+    if backend is None:
+        return _no_library(cpu, "channelShuffle")
+    g = attrs["groups"]
+    if x.dtype != F32 or g == 1 or x.size < 1024:
+        return cpu.decline("channelShuffle", "not a float32 shuffle of >= 1024 elements")
+    xc = _c(x)
+    c = xc.shape[-1]
+    y = np.empty(attrs["shape"], F32)
+    backend.shuffle(xc.size // c, g, c // g, addr(xc), addr(y))
+    return y
+
+
 # ----------------------------------------------------------------- concat --
 def concat(cpu, attrs, *xs):
     """A concat whose producers (compiled convolutions) already wrote their
@@ -475,4 +649,11 @@ FAST_PATHS = {
     "relu": relu,
     "clamp": clamp,
     "concat": concat,
+    "channelShuffle": channel_shuffle,
+    "transpose": transpose,
+    "pow": pow_,
+    "add": add,
+    "sub": sub,
+    "mul": mul,
+    "div": div,
 }

@@ -154,10 +154,11 @@ class KernelPool:
         return entry and entry[0]
 
     # -- jobs --------------------------------------------------------------------------
-    def run(self, name: str, calls: list, consts=(), ins=(), outs=(), scratch=(), chained=None, keep_image=False,
+    def run(self, name: str, calls, consts=(), ins=(), outs=(), scratch=(), chained=None, keep_image=False,
             cache=None):
-        """Run `calls` (argument lists with numpy addresses, one per tile) as one
-        job. Each pointer argument lies in one of the arrays named: `consts`
+        """Run `calls` (argument lists with numpy addresses, one per tile; or a
+        function returning them, called only when a job table must be built) as
+        one job. Each pointer argument lies in one of the arrays named: `consts`
         (resident), `ins` (read; copied in), `outs` (written; copied back into
         the numpy array after the job), `scratch` (per-tile, resident, never
         copied). `chained`: an input that is the planned output buffer of the
@@ -165,45 +166,58 @@ class KernelPool:
         holds its image, it is read there and not copied. `keep_image`: the
         outputs are planned buffers (compile.py's `_out`); keep their shared
         copies as their images for the next kernel of the chain. `cache`: a dict the
-        caller keeps with the call (a compiled plan, whose constants and tile
-        arguments do not change): job tables already relocated, by where the
-        inputs and outputs lie in shared memory this time (the heap hands out
-        the same blocks dispatch after dispatch, so the table is built once,
-        wherever numpy put a per-call array)."""
+        caller keeps with the call (a compiled plan, whose constants, scratch and
+        tile arguments do not change): where the constants and scratch lie, and
+        job tables already relocated, by where the inputs and outputs lie in
+        shared memory this time (the heap hands out the same blocks dispatch
+        after dispatch, so the table is built once, wherever numpy put a
+        per-call array). With a cache, a job costs no per-tile Python work (each
+        numpy address lookup costs microseconds in Pyodide)."""
         ranges = []  # (numpy start, numpy end, shared start)
         temps = []
         out_images = []
         try:
-            self._stage(ranges, temps, out_images, consts, ins, outs, scratch, chained)
+            if cache is not None:
+                if cache.get("pool") is not self:  # made for another pool (tests re-attach)
+                    cache.clear()
+                    cache["pool"] = self
+                fixed = cache.get("fixed")
+                if fixed is None:
+                    fixed = cache["fixed"] = self._stage_fixed(consts, scratch)
+            else:
+                fixed = self._stage_fixed(consts, scratch)
+            self._stage(ranges, temps, out_images, ins, outs, chained)
         except Exception as e:  # noqa: BLE001 - the shared memory is full (or would be)
-            for s in temps + [s for _, s, _ in out_images]:
+            for s in temps + [o[1] for o in out_images]:
                 self.heap.free(s)
+            for a in outs:  # written on one thread now: an image of an earlier dispatch is stale
+                self._forget(id(a), self._images)
             raise PoolFull(f"the kernel pool's memory is full: {e}") from e
         try:
-            key = None
-            if cache is not None:
-                # Only where the inputs and outputs lie in *shared* memory: a relocated
-                # pointer is (shared start + offset into its array), and a plan's offsets
-                # are fixed, while the numpy address of a per-call output (np.empty) or
-                # input may differ from dispatch to dispatch (malloc).
-                key = tuple((r[2], r[1] - r[0]) for r in ranges[len(ranges) - len(ins) - len(outs):])
-            table = cache.get(key) if cache is not None else None
-            if table is None:
-                table = self._table(name, calls, ranges)
+            # Keyed only by where the inputs and outputs lie in *shared* memory: a
+            # relocated pointer is (shared start + offset into its array), and a plan's
+            # offsets are fixed, while the numpy address of a per-call output
+            # (np.empty) or input may differ from dispatch to dispatch (malloc).
+            key = tuple((r[2], r[1] - r[0]) for r in ranges)
+            job = cache.get(key) if cache is not None else None
+            if job is None:
+                table = self._table(name, calls() if callable(calls) else calls, fixed + ranges)
+                job = (KERNEL_NAMES.index(name), table.shape[1], table.shape[0], addr(table), table)
                 if cache is not None:
-                    if len(cache) > 4:
+                    if len(cache) > 6:  # "pool", "fixed" and up to 4 placements
                         cache.clear()
-                    cache[key] = table
-            self.port.run(KERNEL_NAMES.index(name), table.shape[1], table.shape[0], addr(table))
+                        cache["pool"], cache["fixed"] = self, fixed
+                    cache[key] = job
+            self.port.run(job[0], job[1], job[2], job[3])
             self.jobs += 1
         except BaseException:
-            for s in temps + [s for _, s, _ in out_images]:
+            for s in temps + [o[1] for o in out_images]:
                 self.heap.free(s)
             raise
         for s in temps:
             self.heap.free(s)
-        for a, s, n in out_images:
-            self.port.get(s, addr(a), n)
+        for a, s, n, at in out_images:
+            self.port.get(s, at, n)
             if not keep_image:
                 self.heap.free(s)
                 continue
@@ -218,34 +232,39 @@ class KernelPool:
                 weakref.finalize(a, self._forget_image, key)
             self._images[key] = (s, n)
 
-    def _stage(self, ranges, temps, out_images, consts, ins, outs, scratch, chained):
-        """Give every array of a job its place in shared memory (copying in what must be)."""
+    def _stage_fixed(self, consts, scratch) -> list:
+        """The (numpy start, numpy end, shared start) ranges of a job's resident arrays."""
+        ranges = []
         for a in consts:
             if a is not None:
                 ranges.append((addr(a), addr(a) + max(a.nbytes, 1), self.resident(a)))
         for a in scratch:
             if a is not None:
                 ranges.append((addr(a), addr(a) + max(a.nbytes, 1), self.resident(a, copy=False)))
+        return ranges
+
+    def _stage(self, ranges, temps, out_images, ins, outs, chained):
+        """Give every input and output of a job its place in shared memory (copying in what must be)."""
         for a in ins:
-            n = extent(a)
+            n, at = extent(a), addr(a)
             s = self._take_image(a) if a is chained else None
             if s is None:
                 s = self.heap.alloc(n)
-                self.port.put(s, addr(a), n)
+                self.port.put(s, at, n)
                 self.copied_in += n
             else:
                 self.reused += n
             temps.append(s)
-            ranges.append((addr(a), addr(a) + n, s))
+            ranges.append((at, at + n, s))
         for a in outs:
-            n = extent(a)
+            n, at = extent(a), addr(a)
             s = self.heap.alloc(n)
             if not a.flags.c_contiguous:
                 # a strided view (a channel slice of a concat): the kernel writes only
                 # its channels, so the rest of the extent must hold the array's bytes
-                self.port.put(s, addr(a), n)
-            ranges.append((addr(a), addr(a) + n, s))
-            out_images.append((a, s, n))
+                self.port.put(s, at, n)
+            ranges.append((at, at + n, s))
+            out_images.append((a, s, n, at))
 
     def _table(self, name, calls, ranges):
         """The job table: one row of argument words per tile, pointers relocated into shared memory."""

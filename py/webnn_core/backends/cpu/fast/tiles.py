@@ -29,6 +29,12 @@ P_N, P_H, P_W, P_C, P_OH, P_OW, P_OC, P_KH, P_KW, P_SH, P_SW, P_DH, P_DW, P_PT, 
 WK_MR = 4  # GEMM micro-tile rows: row ranges start at multiples of it where possible
 # Below this much work per tile (multiply-adds or taps) a split costs more than it saves.
 MIN_TILE_WORK = 1 << 18
+# A call goes to a kernel pool (fast/shared.py) only with at least this much work: a
+# pool job costs ~0.2 ms more than the same call on one thread (Pyodide, 2-core EPYC:
+# a 3.6M multiply-add 1x1 conv took 0.21 ms on one thread and 0.40 ms as a pool job),
+# so below ~4M multiply-adds (~0.4 ms) the split cannot win. The native thread pool
+# (CPython) has no such cost and splits from MIN_TILE_WORK on.
+POOL_MIN_WORK = 1 << 22
 
 
 def parts_for(work: int, rows: int, threads: int) -> int:
