@@ -326,6 +326,9 @@ CASES = [
          x=operand((4,), low=-3, high=20), t=given("float32", [4], [2, 1, 0.5, 1]),
          u=nibbles("uint4", [4], [0, 3, 8, 15], constant=True)),
     # int4/uint4 buffers pack eight nibbles per word; odd sizes check the last one.
+    case("identity-where-int4-uint4", "[b.identity(a), b.where(c, a, b.reverse(a)), b.identity(u), b.where(c, b.reverse(u), u)]",
+         ["identity", "where"], a=nibbles("int4", [5], [-8, -1, 0, 3, 7]), u=nibbles("uint4", [5], [0, 3, 8, 15, 9]),
+         c=given("uint8", [5], [1, 0, 0, 1, 0])),
     case("quantize-int4-cast-uint4-outputs", "[b.quantizeLinear(x, s, z), b.cast(b.reshape(a, [7]), 'uint4'),"
          " b.transpose(a)]", ["quantizeLinear", "cast", "transpose"],
          x=given("float32", [5], [-20, -3.5, 0.4, 2.5, 99]), s=given("float32", [1], [1.0], constant=True),

@@ -245,3 +245,30 @@ def test_tiled_conv2d_uploads_its_constant_filter_rearranged_and_padded_once():
     # A filter that is a graph input is read in place.
     g2 = _conv(ctx, (1, 5, 5, 3), (20, 3, 3, 3), constant=False)
     assert g2.plan.gpu.constants == {} and dict(g2.plan.gpu.kernels) == {"conv2d.tiled": 1}
+
+
+def test_every_listed_type_of_the_element_wise_and_reduction_ops_plans_on_the_gpu():
+    """No silent cpu fallback: each one- or two-input op of the gpu context's
+    opSupportLimits() (element-wise, reductions, pools, argMin/argMax, ...) plans
+    on the GPU for every data type it lists."""
+    limits = gpu_context().op_support_limits()
+    tried = declined = 0
+    for op, entry in sorted(limits.items()):
+        if not isinstance(entry, dict):
+            continue
+        params = [k for k, v in entry.items() if k != "output" and isinstance(v, dict) and "dataTypes" in v]
+        if params not in (["a", "b"], ["input"], ["a"]):
+            continue
+        for dtype in entry[params[0]]["dataTypes"]:
+            ctx = gpu_context()
+            b = ctx.graph_builder()
+            x = b.input("x", {"dataType": dtype, "shape": [1, 1, 2, 2]})
+            try:
+                y = getattr(b, op)(x, x) if params == ["a", "b"] else getattr(b, op)(x)
+            except Exception:  # ops needing more arguments (reshape, slice, ...): covered elsewhere
+                continue
+            g = b.build({"y": y[0] if isinstance(y, list) else y})
+            tried += 1
+            declined += g.plan.gpu is None
+            assert g.plan.gpu is not None, (op, dtype, g.plan.reason)
+    assert tried > 250 and declined == 0, tried  # 275 op/type pairs when written
