@@ -81,3 +81,16 @@ def native(native_lib):
     fast.attach_native(native_lib)
     yield fast.library()
     fast.detach("test finished")
+
+
+@pytest.fixture(params=[2, 3])
+def pool(request, native, native_lib):
+    """The kernel pool attached through the native stand-in port, with 2 and 3 threads."""
+    from native_pool_port import NativePoolPort
+    from webnn_core.backends.cpu import fast
+
+    port = NativePoolPort(native_lib, request.param)
+    fast.attach_pool(port, native.fused_madd, "native stand-in")
+    yield fast.pool()
+    fast.detach_pool()
+    port.helpers.shutdown()

@@ -23,15 +23,6 @@ def split_everything(monkeypatch):
     monkeypatch.setattr(tiling, "POOL_MIN_WORK", 0)
 
 
-@pytest.fixture(params=[2, 3])
-def pool(request, native, native_lib):
-    port = NativePoolPort(native_lib, request.param)
-    fast.attach_pool(port, native.fused_madd, "native stand-in")
-    yield fast.pool()
-    fast.detach_pool()
-    port.helpers.shutdown()
-
-
 def run(graph_fn, threads, **options):
     rng = np.random.default_rng(11)
     ctx = Context("cpu", options={"threads": threads, **options})

@@ -3,20 +3,8 @@ and the MLP's GEMMs (16x64x64 .. 16x64x256, 4x64x64) and the attention matmuls r
 on the calling thread with 1 and with 2-3 pool threads (a job costs more than such a
 call), and give the same bytes either way."""
 import numpy as np
-import pytest
-from native_pool_port import NativePoolPort
 
 from webnn_core import Context
-from webnn_core.backends.cpu import fast
-
-
-@pytest.fixture(params=[2, 3])
-def pool(request, native, native_lib):
-    port = NativePoolPort(native_lib, request.param)
-    fast.attach_pool(port, native.fused_madd, "native stand-in")
-    yield fast.pool()
-    fast.detach_pool()
-    port.helpers.shutdown()
 
 
 def block(b, rng):
