@@ -130,12 +130,17 @@ class Context:
         return GraphBuilder(self)
 
     # -- tensors ---------------------------------------------------------------
-    def create_tensor(self, descriptor: dict) -> Tensor:
-        self._check_alive("createTensor")
+    def _checked_shape(self, descriptor: dict, io_kind: str, method: str) -> tuple:
+        """The descriptor's shape once this context is alive and the descriptor is valid
+        for `io_kind` tensors ("input" or "constant"); TypeError otherwise."""
+        self._check_alive(method)
         try:
-            shape = check_descriptor(descriptor["dataType"], descriptor["shape"], self.io_types["input"], "createTensor")
+            return check_descriptor(descriptor["dataType"], descriptor["shape"], self.io_types[io_kind], method)
         except Invalid as e:
             raise WebNNTypeError(str(e)) from None
+
+    def create_tensor(self, descriptor: dict) -> Tensor:
+        shape = self._checked_shape(descriptor, "input", "createTensor")
         tensor = Tensor(self, descriptor["dataType"], shape, descriptor.get("readable", False), descriptor.get("writable", False))
         self._tensors.add(tensor)
         return tensor
@@ -144,12 +149,7 @@ class Context:
         """createExportableTensor(descriptor, gpuDevice): a tensor this context can rent to
         that GPUDevice (export_tensor). `device_problem`: why the JS shim cannot share
         this context's buffers with the given device (None: it is the context's own)."""
-        self._check_alive("createExportableTensor")
-        try:
-            shape = check_descriptor(descriptor["dataType"], descriptor["shape"], self.io_types["input"],
-                                     "createExportableTensor")
-        except Invalid as e:
-            raise WebNNTypeError(str(e)) from None
+        shape = self._checked_shape(descriptor, "input", "createExportableTensor")
         why = device_problem or self.backend.export_problem(descriptor["dataType"], shape)
         if why:
             raise NotSupportedError(f"createExportableTensor: {why}")
@@ -183,12 +183,7 @@ class Context:
     def create_constant_tensor(self, descriptor: dict, data) -> Tensor:
         """createConstantTensor(): neither readable nor writable, filled now from `data`
         (bytes-like of exactly the byte length, or a numpy array of that shape)."""
-        self._check_alive("createConstantTensor")
-        try:
-            shape = check_descriptor(descriptor["dataType"], descriptor["shape"], self.io_types["constant"],
-                                     "createConstantTensor")
-        except Invalid as e:
-            raise WebNNTypeError(str(e)) from None
+        shape = self._checked_shape(descriptor, "constant", "createConstantTensor")
         tensor = Tensor(self, descriptor["dataType"], shape, False, False, constant=True)
         self._fill(tensor, data, "createConstantTensor")
         self._tensors.add(tensor)
