@@ -50,9 +50,10 @@ def _packed_main(n: int, per_element: str) -> tuple[str, list]:
     return wgsl.elementwise_main(words, body, d), d
 
 
-def _broadcast(operand, out_shape, coords) -> str:
+def _broadcast(operand, out_shape, coords, flat: str = "e") -> str:
+    """The element index of `operand` read at the output element `flat` (unravelled as `coords`)."""
     if list(operand.shape) == list(out_shape):
-        return "e"
+        return flat
     return wgsl.dot(coords, wgsl.broadcast_strides(operand.shape, out_shape))
 
 
@@ -121,8 +122,7 @@ def where(call: Call) -> list:
     code, coords = wgsl.unravel("i", out.shape)
 
     def index(operand):
-        return "i" if list(operand.shape) == list(out.shape) else wgsl.dot(
-            coords, wgsl.broadcast_strides(operand.shape, out.shape))
+        return _broadcast(operand, out.shape, coords, "i")
     body = "\n".join([code, f"  let c = {byte_at('c_', index(condition))};",
                       f"  y[i] = select(f_[{index(f)}], t_[{index(t)}], c != 0u);"])
     text = "\n".join([wgsl.header([("c_", "u32", False), ("t_", "u32", False), ("f_", "u32", False),
@@ -138,8 +138,7 @@ def _where64(call: Call) -> list:
     code, coords = wgsl.unravel("i", out.shape)
 
     def index(operand):
-        return "i" if list(operand.shape) == list(out.shape) else wgsl.dot(
-            coords, wgsl.broadcast_strides(operand.shape, out.shape))
+        return _broadcast(operand, out.shape, coords, "i")
     body = "\n".join([code, f"  let c = {byte_at('c_', index(condition))} != 0u;",
                       f"  let r = select({int64.load64('f_', index(f))}, {int64.load64('t_', index(t))}, c);",
                       "  y[2u * i] = r.x;", "  y[2u * i + 1u] = r.y;"])
