@@ -472,10 +472,18 @@ def plan_buffers(nodes, output_ids) -> list:
             # The very view object the concat checks its input against.
             new_attrs[pi] = {"_out": views[ids.index(nodes[pi].outputs[0].id)]}
     # Tell each writer which array its input will be when its producer ran
-    # its kernel, so that the call can reuse the input's address.
+    # its kernel, so that the call can reuse the input's address; and each
+    # producer how many writers read its buffer so (a kernel pool keeps its
+    # shared copy until the last of them ran).
+    readers: dict = {}
     for i, node in enumerate(nodes):
         if _writes_nhwc(node) and node.inputs[0].id in produced:
-            new_attrs.setdefault(i, {})["_x"] = produced[node.inputs[0].id]
+            x = produced[node.inputs[0].id]
+            new_attrs.setdefault(i, {})["_x"] = x
+            readers[id(x)] = readers.get(id(x), 0) + 1
+    for b in live:
+        if b.concat is None:
+            new_attrs[b.writers[0]]["_x_readers"] = readers.get(id(new_attrs[b.writers[0]]["_out"]), 0)
     return [_copy(node, **new_attrs[i]) if i in new_attrs else node for i, node in enumerate(nodes)]
 
 
