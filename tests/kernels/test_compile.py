@@ -359,3 +359,40 @@ def test_move_chains_that_are_not_a_shuffle_stay(backend):
 
     graph, got = assert_matches_reference(fn)
     assert "channelShuffle" not in op_names(graph)
+
+
+def ort_lrn_unit(b):
+    """conv -> LRN -> conv in NCHW, LRN as ONNX Runtime's WebNN EP decomposes it: x^2,
+    its own transposes to NHWC and back around a channel pad and an average pool
+    over the channels, then (bias + alpha * mean)^beta and x / that."""
+    x = b.input("x", {"dataType": "float32", "shape": [1, 8, 9, 7]})
+    x = b.relu(conv_nchw(b, x, 12, 3, 8, pad=1))
+    scalar = lambda v: b.constant({"dataType": "float32", "shape": []}, np.array(v, np.float32))  # noqa: E731
+    sq = b.pow(x, scalar(2.0))
+    t = b.pad(b.transpose(sq, permutation=[0, 2, 3, 1]), [0, 0, 0, 2], [0, 0, 0, 2])
+    t = b.transpose(t, permutation=[0, 1, 3, 2])  # 1 x 9 x 16 x 7: the channels as the pool's width
+    t = b.averagePool2d(t, windowDimensions=[1, 5], layout="nhwc")
+    t = b.transpose(b.transpose(t, permutation=[0, 1, 3, 2]), permutation=[0, 3, 1, 2])
+    d = b.pow(b.add(b.mul(t, scalar(1e-4)), scalar(1.0)), scalar(0.75))
+    y = conv_nchw(b, b.div(x, d), 10, 1, 12)
+    return {"x": rand(1, 8, 9, 7)}, {"y": y}
+
+
+def test_ort_transposes_meet_the_layout_pass(backend):
+    """An NCHW graph's own transposes to NHWC and back (ONNX Runtime's LRN) meet the
+    layout pass's NHWC twins: NCHW -> NHWC of a value with a twin is the twin, NHWC ->
+    NCHW makes its input the twin, and the scalar pow/mul/add and the div run on the
+    twins, so no value goes back to NCHW between the two convs; same bits as NCHW."""
+    graph, got = assert_matches_reference(ort_lrn_unit)
+    names = op_names(graph)
+    # the layout pass's input transpose, the LRN's pool-width pair, the output transpose
+    assert names.count("transpose") == 4, names
+    assert names.count("identity") == 1, names
+    ctx = Context("cpu", options={"layoutPass": False})
+    b = ctx.graph_builder()
+    global RNG
+    RNG = np.random.default_rng(7)
+    feeds, outs = ort_lrn_unit(b)
+    plain = b.build(outs)
+    assert op_names(plain).count("transpose") == 4
+    np.testing.assert_array_equal(ctx.compute(plain, feeds)["y"], got["y"])

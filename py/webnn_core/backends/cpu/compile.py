@@ -153,10 +153,28 @@ def to_nhwc_layout(steps, output_ids) -> list:
     def is_nchw4(o):
         return _f32(o) and len(o.shape) == 4
 
+    def layout_free(x, y):
+        """x may be read as is by a step converted to NHWC: a single element (a scalar
+        operand broadcasts the same way in either layout)."""
+        return x is not None and x.id not in twins and math.prod(x.shape) == 1 and len(x.shape) <= len(y.shape)
+
     for step in steps:
         name, ins = step.op.name, step.inputs
         y = step.outputs[0] if len(step.outputs) == 1 else None
         convert = None
+        if name == "transpose" and y is not None and is_nchw4(y) and ins[0] is not None:
+            perm = tuple(step.attrs.get("perm", ()))
+            if perm == TO_NHWC and ins[0].id in twins:
+                # NCHW -> NHWC of a value that has its NHWC twin: the twin is the result
+                # (an ONNX Runtime graph's own transposes around its NHWC-only ops)
+                out.append(Step(OPS["identity"], [twins[ins[0].id]], [y], {}, step.label))
+                materialised.add(y.id)
+                continue
+            if perm == TO_NCHW and ins[0].id not in twins:
+                # NHWC -> NCHW: the input is the result's NHWC twin; the NCHW form is made
+                # only if an unconverted step or a graph output reads it
+                twins[y.id] = ins[0]
+                continue
         if name in LAYOUT_OPS and step.attrs.get("layout") == "nchw" and is_nchw4(ins[0]) and _f32(y):
             convert = [twin_of(ins[0])] + list(ins[1:]), {**step.attrs, "layout": "nhwc"}
         elif name in LAYOUT_NEUTRAL_UNARY and len(ins) == 1 and ins[0] is not None and ins[0].id in twins and y is not None:
@@ -164,6 +182,11 @@ def to_nhwc_layout(steps, output_ids) -> list:
         elif (name in LAYOUT_NEUTRAL_BINARY and y is not None and len(ins) == 2
               and all(x is not None and x.id in twins for x in ins) and ins[0].shape == ins[1].shape == y.shape):
             convert = [twins[x.id] for x in ins], step.attrs
+        elif (name in LAYOUT_NEUTRAL_BINARY and y is not None and len(ins) == 2 and is_nchw4(y)
+              and any(x is not None and x.id in twins and tuple(x.shape) == tuple(y.shape) for x in ins)
+              and all((x is not None and x.id in twins and tuple(x.shape) == tuple(y.shape)) or layout_free(x, y)
+                      for x in ins)):
+            convert = [twins[x.id] if x.id in twins else x for x in ins], step.attrs
         elif (name == "concat" and step.attrs.get("axis") == 1 and y is not None and len(y.shape) == 4
               and all(x.id in twins for x in ins)):
             convert = [twins[x.id] for x in ins], {**step.attrs, "axis": 3}
