@@ -362,37 +362,39 @@ def test_move_chains_that_are_not_a_shuffle_stay(backend):
 
 
 def ort_lrn_unit(b):
-    """conv -> LRN -> conv in NCHW, LRN as ONNX Runtime's WebNN EP decomposes it: x^2,
-    its own transposes to NHWC and back around a channel pad and an average pool
-    over the channels, then (bias + alpha * mean)^beta and x / that."""
-    x = b.input("x", {"dataType": "float32", "shape": [1, 8, 9, 7]})
-    x = b.relu(conv_nchw(b, x, 12, 3, 8, pad=1))
+    """conv -> LRN -> conv as ONNX Runtime's WebNN EP builds it for a context that
+    prefers NHWC: NHWC convs, and around its NCHW-only steps its own transposes to NCHW
+    and back; LRN as x^2, a channel pad and an average pool over the channels (moved to
+    the pool's width by one more transpose pair), then x / (bias + alpha * mean)^beta."""
+    nhwc = {"inputLayout": "nhwc", "filterLayout": "ohwi"}
+    x = b.input("x", {"dataType": "float32", "shape": [1, 9, 7, 8]})
+    m = b.relu(b.conv2d(x, const(b, rand(12, 3, 3, 8, scale=0.5)), padding=[1] * 4, **nhwc))
     scalar = lambda v: b.constant({"dataType": "float32", "shape": []}, np.array(v, np.float32))  # noqa: E731
-    sq = b.pow(x, scalar(2.0))
-    t = b.pad(b.transpose(sq, permutation=[0, 2, 3, 1]), [0, 0, 0, 2], [0, 0, 0, 2])
-    t = b.transpose(t, permutation=[0, 1, 3, 2])  # 1 x 9 x 16 x 7: the channels as the pool's width
+    xc = b.transpose(m, permutation=[0, 3, 1, 2])
+    sq = b.transpose(b.pow(xc, scalar(2.0)), permutation=[0, 2, 3, 1])
+    t = b.transpose(b.pad(sq, [0, 0, 0, 2], [0, 0, 0, 2]), permutation=[0, 2, 3, 1])  # 1 x 7 x 16 x 9
     t = b.averagePool2d(t, windowDimensions=[1, 5], layout="nhwc")
-    t = b.transpose(b.transpose(t, permutation=[0, 1, 3, 2]), permutation=[0, 3, 1, 2])
+    t = b.transpose(b.transpose(t, permutation=[0, 3, 1, 2]), permutation=[0, 3, 1, 2])
     d = b.pow(b.add(b.mul(t, scalar(1e-4)), scalar(1.0)), scalar(0.75))
-    y = conv_nchw(b, b.div(x, d), 10, 1, 12)
-    return {"x": rand(1, 8, 9, 7)}, {"y": y}
+    z = b.transpose(b.div(xc, d), permutation=[0, 2, 3, 1])
+    return {"x": rand(1, 9, 7, 8)}, {"y": b.conv2d(z, const(b, rand(10, 1, 1, 12, scale=0.5)), **nhwc)}
 
 
 def test_ort_transposes_meet_the_layout_pass(backend):
-    """An NCHW graph's own transposes to NHWC and back (ONNX Runtime's LRN) meet the
-    layout pass's NHWC twins: NCHW -> NHWC of a value with a twin is the twin, NHWC ->
-    NCHW makes its input the twin, and the scalar pow/mul/add and the div run on the
-    twins, so no value goes back to NCHW between the two convs; same bits as NCHW."""
+    """An NHWC graph's own transposes to NCHW and back around its elementwise steps
+    (ONNX Runtime's LRN) become NHWC twins: NHWC -> NCHW makes its input the result's
+    twin, the scalar pow/mul/add and the div run on the twins, and NCHW -> NHWC of a
+    value with a twin is the twin. Six transposes become the two the pool needs (one
+    made from a twin); the same bits as the graph run as built."""
     graph, got = assert_matches_reference(ort_lrn_unit)
     names = op_names(graph)
-    # the layout pass's input transpose, the LRN's pool-width pair, the output transpose
-    assert names.count("transpose") == 4, names
-    assert names.count("identity") == 1, names
+    assert names.count("transpose") == 2, names
+    assert names.count("identity") == 2, names
     ctx = Context("cpu", options={"layoutPass": False})
     b = ctx.graph_builder()
     global RNG
     RNG = np.random.default_rng(7)
     feeds, outs = ort_lrn_unit(b)
     plain = b.build(outs)
-    assert op_names(plain).count("transpose") == 4
+    assert op_names(plain).count("transpose") == 6
     np.testing.assert_array_equal(ctx.compute(plain, feeds)["y"], got["y"])

@@ -170,9 +170,10 @@ def to_nhwc_layout(steps, output_ids) -> list:
                 out.append(Step(OPS["identity"], [twins[ins[0].id]], [y], {}, step.label))
                 materialised.add(y.id)
                 continue
-            if perm == TO_NCHW and ins[0].id not in twins:
+            if perm == TO_NCHW:
                 # NHWC -> NCHW: the input is the result's NHWC twin; the NCHW form is made
                 # only if an unconverted step or a graph output reads it
+                need_nchw(ins[0])
                 twins[y.id] = ins[0]
                 continue
         if name in LAYOUT_OPS and step.attrs.get("layout") == "nchw" and is_nchw4(ins[0]) and _f32(y):
