@@ -384,17 +384,38 @@ def test_ort_transposes_meet_the_layout_pass(backend):
     """An NHWC graph's own transposes to NCHW and back around its elementwise steps
     (ONNX Runtime's LRN) become NHWC twins: NHWC -> NCHW makes its input the result's
     twin, the scalar pow/mul/add and the div run on the twins, and NCHW -> NHWC of a
-    value with a twin is the twin. Six transposes become the two the pool needs (one
-    made from a twin); the same bits as the graph run as built."""
+    value with a twin is the twin; and the channel pad, the transposes and the pool
+    around it are one channelAverage step. Six transposes, a pad and a pool become one
+    step; the same bits as without the layout pass."""
     graph, got = assert_matches_reference(ort_lrn_unit)
     names = op_names(graph)
-    assert names.count("transpose") == 2, names
-    assert names.count("identity") == 2, names
+    assert names.count("transpose") == 0, names
+    assert names.count("identity") == 2 and names.count("channelAverage") == 1, names
+    assert "pad" not in names and "averagePool2d" not in names
+    assert "channelAverage" not in graph.context.backend.fallback_reasons  # wk_chanavg ran
     ctx = Context("cpu", options={"layoutPass": False})
     b = ctx.graph_builder()
     global RNG
     RNG = np.random.default_rng(7)
     feeds, outs = ort_lrn_unit(b)
     plain = b.build(outs)
-    assert op_names(plain).count("transpose") == 6
+    assert op_names(plain).count("transpose") == 4
     np.testing.assert_array_equal(ctx.compute(plain, feeds)["y"], got["y"])
+
+
+@pytest.mark.parametrize("change", ["window 9", "stride 2", "reflection pad", "pad on H"])
+def test_channel_average_needs_the_exact_pattern(backend, change):
+    """pad -> transpose -> averagePool2d -> transpose is collapsed only when it is a plain
+    channel average (zero padding of the channels, a 1 x k window of stride 1, k <= 7)."""
+    def fn(b):
+        x = b.input("x", {"dataType": "float32", "shape": [1, 6, 5, 12]})
+        k = 9 if change == "window 9" else 5
+        pads = ([0, 1, 0, 0], [0, 1, 0, 0]) if change == "pad on H" else ([0, 0, 0, k // 2], [0, 0, 0, k // 2])
+        mode = "reflection" if change == "reflection pad" else "constant"
+        t = b.transpose(b.pad(x, *pads, mode=mode), permutation=[0, 2, 3, 1])
+        t = b.averagePool2d(t, windowDimensions=[1, k], strides=[1, 2] if change == "stride 2" else [1, 1],
+                            layout="nhwc")
+        return {"x": rand(1, 6, 5, 12)}, {"y": b.relu(b.transpose(t, permutation=[0, 3, 1, 2]))}
+
+    graph, _ = assert_matches_reference(fn)
+    assert "channelAverage" not in op_names(graph)

@@ -289,6 +289,80 @@ def collapse_moves(nodes, output_ids) -> list:
     return [replace.get(id(n), n) for n in nodes if replace.get(id(n), n) is not None]
 
 
+# -- 0c. channel averages -------------------------------------------------------
+class ChannelAverage(Op):
+    """pad (zeros, last axis only) -> transpose (0, 2, 3, 1) -> averagePool2d (NHWC, a
+    1 x k window, no padding) -> transpose (0, 3, 1, 2): the mean over a window of k
+    channels of every pixel (ONNX Runtime's WebNN EP builds LRN's denominator so), as
+    one step. Its numpy kernel runs the four steps' reference kernels in turn."""
+
+    name = "channelAverage"
+
+    def compute(self, attrs, x):
+        for step in attrs["_steps"]:
+            x = coerce(step.op.compute(step.attrs, x), step.outputs[0])
+        return x
+
+
+CHANNEL_AVERAGE = ChannelAverage()
+
+
+def _channel_average(steps) -> dict | None:
+    """{"k", "p0"} when pad, transpose, averagePool2d, transpose `steps` are a channel average."""
+    pad, t1, pool, t2 = steps
+    x, y = pad.inputs[0], t2.outputs[0]
+    if not (_f32(x) and len(x.shape) == 4 and _f32(y)):
+        return None
+    pads = tuple(tuple(p) for p in pad.attrs["pads"])
+    if pad.attrs["mode"] != "constant" or pad.attrs["value"] != 0 or any(p != (0, 0) for p in pads[:3]):
+        return None
+    if tuple(t1.attrs["perm"]) != TO_NHWC or tuple(t2.attrs["perm"]) != TO_NCHW:
+        return None
+    a = pool.attrs
+    kh, k = a["window"]
+    if (a["layout"] != "nhwc" or kh != 1 or tuple(a["strides"]) != (1, 1) or tuple(a["dilations"]) != (1, 1)
+            or any(a["padding"]) or k > CHANNEL_AVERAGE_MAX_WINDOW):
+        return None
+    n, h, w, c = x.shape
+    p0, p1 = pads[3]
+    if tuple(y.shape) != (n, h, w, c + p0 + p1 - k + 1) or c + p0 + p1 - k + 1 <= 0:
+        return None
+    return {"k": int(k), "p0": int(p0)}
+
+
+# numpy's float64 sum over a window of up to 7 taps adds them in order (longer
+# rows may be summed pairwise), which is what the kernel does.
+CHANNEL_AVERAGE_MAX_WINDOW = 7
+
+
+def collapse_channel_averages(nodes, output_ids) -> list:
+    readers = _consumers(nodes)
+    replace: dict = {}
+    for node in nodes:
+        if node.op.name != "pad":
+            continue
+        chain, ok = [node], True
+        for want in ("transpose", "averagePool2d", "transpose"):
+            y = chain[-1].outputs[0]
+            users = readers.get(y.id, [])
+            if y.id in output_ids or len(users) != 1 or users[0].op.name != want:
+                ok = False
+                break
+            chain.append(users[0])
+        if not ok or any(id(s) in replace for s in chain):
+            continue
+        found = _channel_average(chain)
+        if found is None:
+            continue
+        replace[id(chain[0])] = Step(CHANNEL_AVERAGE, [node.inputs[0]], [chain[-1].outputs[0]],
+                                     {**found, "_steps": chain}, chain[-1].label)
+        for s in chain[1:]:
+            replace[id(s)] = None
+    if not replace:
+        return nodes
+    return [replace.get(id(n), n) for n in nodes if replace.get(id(n), n) is not None]
+
+
 # -- 1. fusion -----------------------------------------------------------------
 def _clamp_bounds(act) -> tuple[float, float] | None:
     if act.op.name == "relu":
@@ -516,6 +590,7 @@ def _compile(nodes, outputs, library, layout=True) -> list:
     if layout:
         nodes = to_nhwc_layout(nodes, output_ids)
     nodes = collapse_moves(nodes, output_ids)
+    nodes = collapse_channel_averages(nodes, output_ids)
     nodes = fuse(nodes, output_ids)
     nodes = prepack(nodes, library)
     return plan_buffers(nodes, output_ids)

@@ -636,6 +636,25 @@ def channel_shuffle(cpu, attrs, x):
     return y
 
 
+# -------------------------------------------------------- channel average --
+def channel_average(cpu, attrs, x):
+    """compile.py's channelAverage step (LRN's pad -> transpose -> averagePool2d ->
+    transpose): wk_chanavg, one pass over the channels of each pixel, float64 sums
+    in the reference's order."""
+    backend = cpu.library
+    if backend is None:
+        return _no_library(cpu, "channelAverage")
+    if x.dtype != F32:
+        return cpu.decline("channelAverage", f"data type {x.dtype} (float32 only)")
+    xc = _c(x)
+    n, h, w, c = xc.shape
+    k, p0 = attrs["k"], attrs["p0"]
+    co = attrs["_steps"][-1].outputs[0].shape[3]
+    y = np.empty((n, h, w, co), F32)
+    backend.chanavg(n * h * w, c, co, k, p0, addr(xc), addr(y))
+    return y
+
+
 # ----------------------------------------------------------------- concat --
 def concat(cpu, attrs, *xs):
     """A concat whose producers (compiled convolutions) already wrote their
@@ -663,6 +682,7 @@ FAST_PATHS = {
     "clamp": clamp,
     "concat": concat,
     "channelShuffle": channel_shuffle,
+    "channelAverage": channel_average,
     "transpose": transpose,
     "pow": pow_,
     "add": add,
