@@ -11,12 +11,17 @@ steps it got, like the builder's IR, are never mutated) after four passes:
    converted (or a graph output) reads it. Constant filters keep their
    layout: packing (2.) re-lays them out once at build(). Results are
    bit-identical: the NCHW kernels transposed around the same NHWC kernels.
+   The graph's own NHWC -> NCHW / NCHW -> NHWC transposes (ONNX Runtime's,
+   around its NCHW-only steps) become twins / identities, and binary ops with
+   a single-element operand run on twins.
 
    Then chains of reshape/transpose steps that amount to a channel shuffle of
    the last axis (ShuffleNet's reshape -> transpose -> reshape, which the layout
    pass wraps in NHWC <-> NCHW transposes) become one `channelShuffle` step: one
    copy instead of one per reshape of a transposed view (decided exactly, by
-   pushing element indices through the steps' reference kernels at build()).
+   pushing element indices through the steps' reference kernels at build()),
+   and ONNX Runtime's LRN denominator (pad -> transpose -> averagePool2d ->
+   transpose) one `channelAverage` step.
 
 1. Fusion: conv2d followed by relu or clamp becomes one `conv2d+relu` /
    `conv2d+clamp` node (bias + activation in the GEMM epilogue) when the
