@@ -16,7 +16,7 @@
 #include "exact64.h"
 #include "pack_oihw.h"
 
-#define WK_ABI_VERSION 3
+#define WK_ABI_VERSION 4
 
 WK_EXPORT int wk_abi_version(void) { return WK_ABI_VERSION; }
 
@@ -503,6 +503,49 @@ WK_EXPORT void wk_transpose(int batch, int rows, int cols, const float *x, float
     }
     for (int i = r4; i < rows; i++) {
       for (int j = 0; j < cols; j++) yb[j * rows + i] = xb[i * cols + j];
+    }
+  }
+}
+
+/* ----------------------------------------------------- channel average -- */
+
+/* The mean over a window of k channels of every pixel, the channels padded
+ * with p0 zeros in front (and as many behind as the window needs):
+ *   y[p][c] = (float)((sum over j = 0 .. k-1 of x[p][c + j - p0]) / k),  c < CO,
+ * summed in float64 with j ascending and the padding taps skipped (adding +0.0
+ * to a sum that starts at +0.0 changes nothing), as averagePool2d's reference
+ * sums a 1 x k window of the padded channels: LRN's denominator as ONNX
+ * Runtime's WebNN EP builds it (pad -> transpose -> averagePool2d -> transpose). */
+WK_EXPORT void wk_chanavg(int P, int C, int CO, int k, int p0, const float *x, float *y) {
+  const double denom = (double)k;
+  const v2d d = (v2d){denom, denom};
+  const int lo = p0, hi = C - k + 1 + p0;  /* output channels [lo, hi) have every tap inside [0, C) */
+  for (int p = 0; p < P; p++) {
+    const float *xp = x + (long)p * C;
+    float *yp = y + (long)p * CO;
+    int c = 0;
+    while (c < CO) {
+      if (c >= lo && c + 4 <= hi && c + 4 <= CO) {
+        v2d s0 = (v2d){0.0, 0.0}, s1 = (v2d){0.0, 0.0};
+        const float *xc = xp + c - p0;
+        for (int j = 0; j < k; j++) {
+          const v4f v = vld(xc + j);
+          s0 += __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1), v2d);
+          s1 += __builtin_convertvector(__builtin_shufflevector(v, v, 2, 3), v2d);
+        }
+        const v2f r0 = __builtin_convertvector(s0 / d, v2f);
+        const v2f r1 = __builtin_convertvector(s1 / d, v2f);
+        vst(yp + c, __builtin_shufflevector(r0, r1, 0, 1, 2, 3));
+        c += 4;
+        continue;
+      }
+      double acc = 0.0;
+      for (int j = 0; j < k; j++) {
+        const int i = c + j - p0;
+        if (i >= 0 && i < C) acc += (double)xp[i];
+      }
+      yp[c] = (float)(acc / denom);
+      c++;
     }
   }
 }

@@ -50,7 +50,7 @@ WASM_FLAGS = ["--target=wasm32", "-msimd128", "-ffreestanding", "-nostdlib",
               "-Wl,--strip-debug"]
 WASM_EXPORTS = ["wk_abi_version", "wk_fused_madd", "wk_gemm", "wk_pack_b", "wk_conv2d", "wk_dwconv2d",
                 "wk_maxpool2d", "wk_avgpool2d", "wk_clamp", "wk_powq", "wk_binary", "wk_shuffle", "wk_transpose",
-                "wk_erf", "wk_layer_norm", "wk_pack_oihw"]
+                "wk_erf", "wk_layer_norm", "wk_pack_oihw", "wk_chanavg"]
 
 
 class BuildError(Exception):

@@ -8,7 +8,7 @@ import {
   isSharedBuffer, promiseOperation, requireArgs, toBufferSource, toUSVString,
 } from './webidl.js';
 import {
-  ENGINE, copyFromHeap, dispatchFast, engine, heapView, py, pyReply, pyResultText, readTensorFast, ref,
+  ENGINE, copyFromHeap, dispatchFast, engine, heapView, py, pyReply, pyResultText, readTensorFast, ref, releasePin,
   writeTensorFast,
 } from './engine.js';
 import {
@@ -310,11 +310,11 @@ defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function 
   // Snapshot now: the read sees exactly the writes and dispatches issued before
   // it. One copy: out of the heap now, or (BYOB) straight into outputData when
   // the read settles, the snapshot pinned in the engine until then.
-  const reply = target ? pyReply('read_tensor', [ref(s.handle), ref(t.handle), true]) : readTensorFast(s.handle, t.handle);
+  const reply = readTensorFast(s.handle, t.handle, target !== null);
   if (reply.ok && reply.ok.gpuRead) return readFromGpu(s, t, target, reply.ok.gpuRead);
   const length = reply.bytes[1];
   const snapshot = target ? null : copyFromHeap(reply.bytes);
-  const unpin = () => { if (reply.pin) py('release', [reply.pin]); };
+  const unpin = () => { if (reply.pin) releasePin(reply.pin); };
   if (target && bytesOf(target).byteLength < length) {
     unpin();
     throw new TypeError(`readTensor: outputData has ${bytesOf(target).byteLength} bytes, the tensor has ${length}`);

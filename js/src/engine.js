@@ -57,8 +57,9 @@ async function startEngine() {
   engineReady();  // now the snapshot may be stored
   return {
     pyodide, call: bridge.call, heap: () => module.HEAPU8,
-    // The hot calls with numbers only (bridge.write_fast, dispatch_fast, read_fast).
+    // The hot calls with numbers only (bridge.write_fast, dispatch_fast, read_fast, release).
     writeFast: bridge.write_fast, dispatchFast: bridge.dispatch_fast, readFast: bridge.read_fast,
+    releaseFast: bridge.release,
     readReply: bridge.read_reply_address(),
   };
 }
@@ -151,14 +152,22 @@ export function dispatchFast(contextHandle, graphHandle, handles) {
   if (text !== undefined) replyOf(text);
 }
 
-// A read into a new buffer: the reply `pyReply` gives, {bytes: [address, length]}
-// taken from the engine's READ_REPLY words when the engine answered nothing.
-export function readTensorFast(contextHandle, tensorHandle) {
-  const text = ENGINE.readFast(contextHandle, tensorHandle);
+// A read: the reply `pyReply` gives, {bytes: [address, length]} taken from the
+// engine's READ_REPLY words when the engine answered nothing. `pin` (a read into
+// the page's buffer, copied when it settles): the bytes stay in the engine under
+// the reply's `pin` handle until releasePin(pin).
+export function readTensorFast(contextHandle, tensorHandle, pin) {
+  const text = ENGINE.readFast(contextHandle, tensorHandle, pin ? 1 : 0);
   if (text !== undefined) return replyOf(text);
   const heap = ENGINE.heap();
   const p = ENGINE.readReply;
-  return { ok: null, bytes: [u32(heap, p), u32(heap, p + 8)] };
+  const reply = { ok: null, bytes: [u32(heap, p), u32(heap, p + 8)] };
+  if (pin) reply.pin = u32(heap, p + 16);
+  return reply;
+}
+
+export function releasePin(pin) {
+  ENGINE.releaseFast(pin);
 }
 
 function u32(heap, p) {

@@ -378,7 +378,7 @@ def _error_reply(method: str, e: Exception) -> str:
 # nothing back (a read's [address, length] is in READ_REPLY, in the wasm heap).
 # Anything else (an error, device commands to run, a GPU-only read) answers
 # with the same JSON text `call` would have returned.
-READ_REPLY = np.zeros(2, np.uint64)  # [address, byte length] of the last read_fast (JS reads the low words)
+READ_REPLY = np.zeros(3, np.uint64)  # [address, byte length, pin] of the last read_fast (JS reads the low words)
 
 
 def read_reply_address() -> int:
@@ -413,17 +413,23 @@ def dispatch_fast(context_h: int, graph_h: int, *tensor_hs: int):
     return _with_device({"ok": None}) if _device_backends else None
 
 
-def read_fast(context_h: int, tensor_h: int):
-    """read_tensor() into a new buffer: None with READ_REPLY = [address, length]
-    (JS copies the bytes out at once; they stay alive until the next call)."""
+def read_fast(context_h: int, tensor_h: int, pin: int = 0):
+    """read_tensor(): None with READ_REPLY = [address, length, 0] (JS copies the
+    bytes out at once; they stay alive until the next call), or with `pin` (a read
+    into the page's buffer, copied when it settles) [address, length, pin handle]:
+    the snapshot stays alive until JS calls release(pin)."""
     _last_out[0] = None
     _device_keep.clear()
     try:
-        result = read_tensor(_objects.get(context_h, _RELEASED), _objects.get(tensor_h, _RELEASED))
+        result = read_tensor(_objects.get(context_h, _RELEASED), _objects.get(tensor_h, _RELEASED), bool(pin))
         if _device_backends or not isinstance(result, _Bytes):
             return _with_device({"ok": result}) if not isinstance(result, _Bytes) else _reply_bytes(result)
         array = result.array
-        _last_out[0] = array
+        if pin:
+            READ_REPLY[2] = _register(array)
+        else:
+            _last_out[0] = array
+            READ_REPLY[2] = 0
         READ_REPLY[0] = array.__array_interface__["data"][0]
         READ_REPLY[1] = array.nbytes
     except Exception as e:  # noqa: BLE001

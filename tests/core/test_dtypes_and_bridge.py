@@ -129,10 +129,22 @@ def test_hot_calls_with_numbers_only_answer_like_call(monkeypatch):
 
     def read(t):
         assert bridge.read_fast(ctx, t) is None
-        address, length = (int(v) for v in bridge.READ_REPLY)
+        address, length, pin = (int(v) for v in bridge.READ_REPLY)
+        assert pin == 0
         return np.frombuffer(ctypes.string_at(address, length), np.float32).tolist()
 
     assert read(outs[0]) == [33, -22] and read(outs[1]) == [11, 22] and read(ins[2]) == [3, -1]
+    # A read into the page's buffer (copied when it settles): the snapshot stays under a
+    # pin handle through later calls (a write to the tensor, other reads) until released.
+    assert bridge.read_fast(ctx, ins[2], 1) is None
+    address, length, pin = (int(v) for v in bridge.READ_REPLY)
+    assert pin in bridge._objects
+    pending[0] = np.array([7, 8], np.float32).tobytes()
+    assert bridge.write_fast(ctx, ins[2], 8) is None
+    assert read(ins[2]) == [7, 8] and read(outs[0]) == [33, -22]
+    assert np.frombuffer(ctypes.string_at(address, length), np.float32).tolist() == [3, -1]
+    bridge.release(pin)
+    assert pin not in bridge._objects
     # Failures answer call()'s reply, text for text.
     assert bridge.write_fast(ctx, ins[0], 4) == bridge.call("write_tensor", json.dumps([{"$o": ctx}, {"$o": ins[0]}]),
                                                              b"\0" * 4)

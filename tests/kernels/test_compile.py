@@ -359,3 +359,63 @@ def test_move_chains_that_are_not_a_shuffle_stay(backend):
 
     graph, got = assert_matches_reference(fn)
     assert "channelShuffle" not in op_names(graph)
+
+
+def ort_lrn_unit(b):
+    """conv -> LRN -> conv as ONNX Runtime's WebNN EP builds it for a context that
+    prefers NHWC: NHWC convs, and around its NCHW-only steps its own transposes to NCHW
+    and back; LRN as x^2, a channel pad and an average pool over the channels (moved to
+    the pool's width by one more transpose pair), then x / (bias + alpha * mean)^beta."""
+    nhwc = {"inputLayout": "nhwc", "filterLayout": "ohwi"}
+    x = b.input("x", {"dataType": "float32", "shape": [1, 9, 7, 8]})
+    m = b.relu(b.conv2d(x, const(b, rand(12, 3, 3, 8, scale=0.5)), padding=[1] * 4, **nhwc))
+    scalar = lambda v: b.constant({"dataType": "float32", "shape": []}, np.array(v, np.float32))  # noqa: E731
+    xc = b.transpose(m, permutation=[0, 3, 1, 2])
+    sq = b.transpose(b.pow(xc, scalar(2.0)), permutation=[0, 2, 3, 1])
+    t = b.transpose(b.pad(sq, [0, 0, 0, 2], [0, 0, 0, 2]), permutation=[0, 2, 3, 1])  # 1 x 7 x 16 x 9
+    t = b.averagePool2d(t, windowDimensions=[1, 5], layout="nhwc")
+    t = b.transpose(b.transpose(t, permutation=[0, 3, 1, 2]), permutation=[0, 3, 1, 2])
+    d = b.pow(b.add(b.mul(t, scalar(1e-4)), scalar(1.0)), scalar(0.75))
+    z = b.transpose(b.div(xc, d), permutation=[0, 2, 3, 1])
+    return {"x": rand(1, 9, 7, 8)}, {"y": b.conv2d(z, const(b, rand(10, 1, 1, 12, scale=0.5)), **nhwc)}
+
+
+def test_ort_transposes_meet_the_layout_pass(backend):
+    """An NHWC graph's own transposes to NCHW and back around its elementwise steps
+    (ONNX Runtime's LRN) become NHWC twins: NHWC -> NCHW makes its input the result's
+    twin, the scalar pow/mul/add and the div run on the twins, and NCHW -> NHWC of a
+    value with a twin is the twin; and the channel pad, the transposes and the pool
+    around it are one channelAverage step. Six transposes, a pad and a pool become one
+    step; the same bits as without the layout pass."""
+    graph, got = assert_matches_reference(ort_lrn_unit)
+    names = op_names(graph)
+    assert names.count("transpose") == 0, names
+    assert names.count("identity") == 2 and names.count("channelAverage") == 1, names
+    assert "pad" not in names and "averagePool2d" not in names
+    assert "channelAverage" not in graph.context.backend.fallback_reasons  # wk_chanavg ran
+    ctx = Context("cpu", options={"layoutPass": False})
+    b = ctx.graph_builder()
+    global RNG
+    RNG = np.random.default_rng(7)
+    feeds, outs = ort_lrn_unit(b)
+    plain = b.build(outs)
+    assert op_names(plain).count("transpose") == 4
+    np.testing.assert_array_equal(ctx.compute(plain, feeds)["y"], got["y"])
+
+
+@pytest.mark.parametrize("change", ["window 9", "stride 2", "reflection pad", "pad on H"])
+def test_channel_average_needs_the_exact_pattern(backend, change):
+    """pad -> transpose -> averagePool2d -> transpose is collapsed only when it is a plain
+    channel average (zero padding of the channels, a 1 x k window of stride 1, k <= 7)."""
+    def fn(b):
+        x = b.input("x", {"dataType": "float32", "shape": [1, 6, 5, 12]})
+        k = 9 if change == "window 9" else 5
+        pads = ([0, 1, 0, 0], [0, 1, 0, 0]) if change == "pad on H" else ([0, 0, 0, k // 2], [0, 0, 0, k // 2])
+        mode = "reflection" if change == "reflection pad" else "constant"
+        t = b.transpose(b.pad(x, *pads, mode=mode), permutation=[0, 2, 3, 1])
+        t = b.averagePool2d(t, windowDimensions=[1, k], strides=[1, 2] if change == "stride 2" else [1, 1],
+                            layout="nhwc")
+        return {"x": rand(1, 6, 5, 12)}, {"y": b.relu(b.transpose(t, permutation=[0, 3, 1, 2]))}
+
+    graph, _ = assert_matches_reference(fn)
+    assert "channelAverage" not in op_names(graph)

@@ -113,22 +113,34 @@ def test_calls_below_pool_min_work_stay_on_the_calling_thread(pool, monkeypatch)
 def test_concat_slices_cross_the_shared_memory_alone(pool, split_everything):
     """A fire module's expand convs write channel slices of one concat buffer: on the
     pool each writes a contiguous array (copied into its slice after the job), so no
-    slice's extent - most of the concat buffer - is copied into the shared memory."""
+    slice's extent - most of the concat buffer - is copied into the shared memory;
+    and both read the squeeze conv's output where it was left in shared memory."""
     fn = CASES["fire module (in-place concat) + pool"]
     single, _ = run(fn, 1)
     sizes = []
     real_put = pool.port.put
     pool.port.put = lambda dst, src, n: sizes.append(n) or real_put(dst, src, n)
+    reused, images = pool.reused, dict(pool._images)
     try:
         out, _ = run(fn, pool.threads)
     finally:
         del pool.port.put
     np.testing.assert_array_equal(out["y"], single["y"])
     x, squeezed, concat = 15 * 13 * 16 * 4, 15 * 13 * 8 * 4, 15 * 13 * 24 * 4
-    # per dispatch: the graph input; the squeeze output for its second reader; the
-    # concat buffer for the pool (constants go in once, on the first dispatch)
+    assert pool.reused - reused == 2 * 2 * squeezed  # two dispatches, two readers each
+    # the last reader freed the image (checked while the graph and its buffers live)
+    ctx = Context("cpu", options={"threads": pool.threads})
+    b = ctx.graph_builder()
+    feeds, outs = fn(b, np.random.default_rng(11))
+    graph = b.build(outs)
+    ctx.compute(graph, feeds)
+    assert pool._images == images
+    ctx.destroy()
+    # per dispatch: the graph input and the concat buffer for the pool (constants go in
+    # once, on the first dispatch); the squeeze output never: both expand convs read
+    # the image its kernel left in shared memory
     activations = [n for n in sizes if n in (x, squeezed, concat)]
-    assert sorted(activations) == sorted([x, squeezed, concat] * 2)
+    assert sorted(activations) == sorted([x, concat] * 2)
     assert not [n for n in sizes if squeezed < n < concat * 2 and n not in (x, concat)], sizes
 
 

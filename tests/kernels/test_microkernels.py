@@ -330,6 +330,36 @@ def test_shuffle_kernel_is_the_reshape_transpose_reshape(backend, p, g, cg):
     np.testing.assert_array_equal(y.view(np.uint32), ref.view(np.uint32))
 
 
+def _channel_average_reference(x, k, p0, p1):
+    """LRN's denominator as ONNX Runtime's WebNN EP builds it: the reference kernels of
+    pad -> transpose -> averagePool2d (1 x k) -> transpose, each output rounded to float32."""
+    from webnn_core.registry import OPS
+
+    y = np.pad(x, ((0, 0), (0, 0), (0, 0), (p0, p1)))
+    t = np.transpose(y, (0, 2, 3, 1))
+    n, h, w, c = t.shape
+    attrs = {"window": (1, k), "padding": (0, 0, 0, 0), "strides": (1, 1), "dilations": (1, 1), "layout": "nhwc",
+             "out_hw": (h, w - k + 1)}
+    with np.errstate(all="ignore"):  # inf - inf in the specials' windows
+        a = OPS["averagePool2d"].compute(attrs, t).astype(np.float32)
+    return np.transpose(a, (0, 3, 1, 2))
+
+
+@pytest.mark.parametrize("c,k,p0,p1", [(64, 5, 2, 2), (13, 5, 2, 2), (3, 5, 2, 2), (9, 3, 0, 2), (10, 7, 3, 3),
+                                       (6, 1, 0, 0), (17, 4, 1, 2), (12, 5, 0, 0), (8, 6, 4, 1)])
+def test_channel_average_kernel_is_the_reference(backend, c, k, p0, p1):
+    """wk_chanavg equals the four reference steps bit for bit, IEEE specials included."""
+    x = rand(2, 3, 5, c, scale=3.0)
+    for at, values in (((0, 0, 0), [np.nan, np.inf, -np.inf, -0.0]), ((0, 1, 2), [1e-42, -1e-42, 3e38]),
+                       ((1, 2, 4), [3e38, 3e38]), ((1, 0, 1), [-0.0] * c)):
+        x[at][:len(values)] = values[:c]
+    ref = _channel_average_reference(x, k, p0, p1)
+    co = ref.shape[3]
+    y = np.empty((2, 3, 5, co), np.float32)
+    backend.chanavg(2 * 3 * 5, c, co, k, p0, paths.addr(x), paths.addr(y))
+    np.testing.assert_array_equal(y.view(np.uint32), ref.view(np.uint32))
+
+
 def _binary_graph(op, a_shape, b_shape, b_const=False, b_value=None):
     ctx = Context("cpu")
     gb = ctx.graph_builder()

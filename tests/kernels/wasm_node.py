@@ -165,6 +165,9 @@ class NodeWasmBackend:
     def shuffle(self, P, g, cg, x, y):
         self._call("wk_shuffle", [P, g, cg, _Buf(x, 4 * P * g * cg), _Buf(y, 4 * P * g * cg, out=True)])
 
+    def chanavg(self, P, C, CO, k, p0, x, y):
+        self._call("wk_chanavg", [P, C, CO, k, p0, _Buf(x, 4 * P * C), _Buf(y, 4 * P * CO, out=True)])
+
     def binary(self, op, n, a, sa, b, sb, y):
         self._call("wk_binary", [op, n, _Buf(a, 4 * max(1, n * sa)), sa, _Buf(b, 4 * max(1, n * sb)), sb,
                                  _Buf(y, 4 * n, out=True)])

@@ -11,12 +11,17 @@ steps it got, like the builder's IR, are never mutated) after four passes:
    converted (or a graph output) reads it. Constant filters keep their
    layout: packing (2.) re-lays them out once at build(). Results are
    bit-identical: the NCHW kernels transposed around the same NHWC kernels.
+   The graph's own NHWC -> NCHW / NCHW -> NHWC transposes (ONNX Runtime's,
+   around its NCHW-only steps) become twins / identities, and binary ops with
+   a single-element operand run on twins.
 
    Then chains of reshape/transpose steps that amount to a channel shuffle of
    the last axis (ShuffleNet's reshape -> transpose -> reshape, which the layout
    pass wraps in NHWC <-> NCHW transposes) become one `channelShuffle` step: one
    copy instead of one per reshape of a transposed view (decided exactly, by
-   pushing element indices through the steps' reference kernels at build()).
+   pushing element indices through the steps' reference kernels at build()),
+   and ONNX Runtime's LRN denominator (pad -> transpose -> averagePool2d ->
+   transpose) one `channelAverage` step.
 
 1. Fusion: conv2d followed by relu or clamp becomes one `conv2d+relu` /
    `conv2d+clamp` node (bias + activation in the GEMM epilogue) when the
@@ -153,10 +158,29 @@ def to_nhwc_layout(steps, output_ids) -> list:
     def is_nchw4(o):
         return _f32(o) and len(o.shape) == 4
 
+    def layout_free(x, y):
+        """x may be read as is by a step converted to NHWC: a single element (a scalar
+        operand broadcasts the same way in either layout)."""
+        return x is not None and x.id not in twins and math.prod(x.shape) == 1 and len(x.shape) <= len(y.shape)
+
     for step in steps:
         name, ins = step.op.name, step.inputs
         y = step.outputs[0] if len(step.outputs) == 1 else None
         convert = None
+        if name == "transpose" and y is not None and is_nchw4(y) and ins[0] is not None:
+            perm = tuple(step.attrs.get("perm", ()))
+            if perm == TO_NHWC and ins[0].id in twins:
+                # NCHW -> NHWC of a value that has its NHWC twin: the twin is the result
+                # (an ONNX Runtime graph's own transposes around its NHWC-only ops)
+                out.append(Step(OPS["identity"], [twins[ins[0].id]], [y], {}, step.label))
+                materialised.add(y.id)
+                continue
+            if perm == TO_NCHW:
+                # NHWC -> NCHW: the input is the result's NHWC twin; the NCHW form is made
+                # only if an unconverted step or a graph output reads it
+                need_nchw(ins[0])
+                twins[y.id] = ins[0]
+                continue
         if name in LAYOUT_OPS and step.attrs.get("layout") == "nchw" and is_nchw4(ins[0]) and _f32(y):
             convert = [twin_of(ins[0])] + list(ins[1:]), {**step.attrs, "layout": "nhwc"}
         elif name in LAYOUT_NEUTRAL_UNARY and len(ins) == 1 and ins[0] is not None and ins[0].id in twins and y is not None:
@@ -164,6 +188,11 @@ def to_nhwc_layout(steps, output_ids) -> list:
         elif (name in LAYOUT_NEUTRAL_BINARY and y is not None and len(ins) == 2
               and all(x is not None and x.id in twins for x in ins) and ins[0].shape == ins[1].shape == y.shape):
             convert = [twins[x.id] for x in ins], step.attrs
+        elif (name in LAYOUT_NEUTRAL_BINARY and y is not None and len(ins) == 2 and is_nchw4(y)
+              and any(x is not None and x.id in twins and tuple(x.shape) == tuple(y.shape) for x in ins)
+              and all((x is not None and x.id in twins and tuple(x.shape) == tuple(y.shape)) or layout_free(x, y)
+                      for x in ins)):
+            convert = [twins[x.id] if x.id in twins else x for x in ins], step.attrs
         elif (name == "concat" and step.attrs.get("axis") == 1 and y is not None and len(y.shape) == 4
               and all(x.id in twins for x in ins)):
             convert = [twins[x.id] for x in ins], {**step.attrs, "axis": 3}
@@ -258,6 +287,80 @@ def collapse_moves(nodes, output_ids) -> list:
         y = chain[-1].outputs[0]
         replace[id(chain[0])] = Step(CHANNEL_SHUFFLE, [chain[0].inputs[0]], [y],
                                      {"groups": g, "shape": tuple(y.shape)}, chain[-1].label)
+        for s in chain[1:]:
+            replace[id(s)] = None
+    if not replace:
+        return nodes
+    return [replace.get(id(n), n) for n in nodes if replace.get(id(n), n) is not None]
+
+
+# -- 0c. channel averages -------------------------------------------------------
+class ChannelAverage(Op):
+    """pad (zeros, last axis only) -> transpose (0, 2, 3, 1) -> averagePool2d (NHWC, a
+    1 x k window, no padding) -> transpose (0, 3, 1, 2): the mean over a window of k
+    channels of every pixel (ONNX Runtime's WebNN EP builds LRN's denominator so), as
+    one step. Its numpy kernel runs the four steps' reference kernels in turn."""
+
+    name = "channelAverage"
+
+    def compute(self, attrs, x):
+        for step in attrs["_steps"]:
+            x = coerce(step.op.compute(step.attrs, x), step.outputs[0])
+        return x
+
+
+CHANNEL_AVERAGE = ChannelAverage()
+
+
+def _channel_average(steps) -> dict | None:
+    """{"k", "p0"} when pad, transpose, averagePool2d, transpose `steps` are a channel average."""
+    pad, t1, pool, t2 = steps
+    x, y = pad.inputs[0], t2.outputs[0]
+    if not (_f32(x) and len(x.shape) == 4 and _f32(y)):
+        return None
+    pads = tuple(tuple(p) for p in pad.attrs["pads"])
+    if pad.attrs["mode"] != "constant" or pad.attrs["value"] != 0 or any(p != (0, 0) for p in pads[:3]):
+        return None
+    if tuple(t1.attrs["perm"]) != TO_NHWC or tuple(t2.attrs["perm"]) != TO_NCHW:
+        return None
+    a = pool.attrs
+    kh, k = a["window"]
+    if (a["layout"] != "nhwc" or kh != 1 or tuple(a["strides"]) != (1, 1) or tuple(a["dilations"]) != (1, 1)
+            or any(a["padding"]) or k > CHANNEL_AVERAGE_MAX_WINDOW):
+        return None
+    n, h, w, c = x.shape
+    p0, p1 = pads[3]
+    if tuple(y.shape) != (n, h, w, c + p0 + p1 - k + 1) or c + p0 + p1 - k + 1 <= 0:
+        return None
+    return {"k": int(k), "p0": int(p0)}
+
+
+# numpy's float64 sum over a window of up to 7 taps adds them in order (longer
+# rows may be summed pairwise), which is what the kernel does.
+CHANNEL_AVERAGE_MAX_WINDOW = 7
+
+
+def collapse_channel_averages(nodes, output_ids) -> list:
+    readers = _consumers(nodes)
+    replace: dict = {}
+    for node in nodes:
+        if node.op.name != "pad":
+            continue
+        chain, ok = [node], True
+        for want in ("transpose", "averagePool2d", "transpose"):
+            y = chain[-1].outputs[0]
+            users = readers.get(y.id, [])
+            if y.id in output_ids or len(users) != 1 or users[0].op.name != want:
+                ok = False
+                break
+            chain.append(users[0])
+        if not ok or any(id(s) in replace for s in chain):
+            continue
+        found = _channel_average(chain)
+        if found is None:
+            continue
+        replace[id(chain[0])] = Step(CHANNEL_AVERAGE, [node.inputs[0]], [chain[-1].outputs[0]],
+                                     {**found, "_steps": chain}, chain[-1].label)
         for s in chain[1:]:
             replace[id(s)] = None
     if not replace:
@@ -472,10 +575,18 @@ def plan_buffers(nodes, output_ids) -> list:
             # The very view object the concat checks its input against.
             new_attrs[pi] = {"_out": views[ids.index(nodes[pi].outputs[0].id)]}
     # Tell each writer which array its input will be when its producer ran
-    # its kernel, so that the call can reuse the input's address.
+    # its kernel, so that the call can reuse the input's address; and each
+    # producer how many writers read its buffer so (a kernel pool keeps its
+    # shared copy until the last of them ran).
+    readers: dict = {}
     for i, node in enumerate(nodes):
         if _writes_nhwc(node) and node.inputs[0].id in produced:
-            new_attrs.setdefault(i, {})["_x"] = produced[node.inputs[0].id]
+            x = produced[node.inputs[0].id]
+            new_attrs.setdefault(i, {})["_x"] = x
+            readers[id(x)] = readers.get(id(x), 0) + 1
+    for b in live:
+        if b.concat is None:
+            new_attrs[b.writers[0]]["_x_readers"] = readers.get(id(new_attrs[b.writers[0]]["_out"]), 0)
     return [_copy(node, **new_attrs[i]) if i in new_attrs else node for i, node in enumerate(nodes)]
 
 
@@ -484,6 +595,7 @@ def _compile(nodes, outputs, library, layout=True) -> list:
     if layout:
         nodes = to_nhwc_layout(nodes, output_ids)
     nodes = collapse_moves(nodes, output_ids)
+    nodes = collapse_channel_averages(nodes, output_ids)
     nodes = fuse(nodes, output_ids)
     nodes = prepack(nodes, library)
     return plan_buffers(nodes, output_ids)

@@ -13,7 +13,7 @@ scalars; the callers (.paths) keep the numpy arrays alive.
 """
 from __future__ import annotations
 
-ABI_VERSION = 3  # 2: wk_erf, wk_layer_norm (csrc/exact64.h), wk_pack_oihw (csrc/pack_oihw.h); 3: with wk_powq, wk_binary, wk_shuffle, wk_transpose
+ABI_VERSION = 4  # 2: wk_erf, wk_layer_norm (csrc/exact64.h), wk_pack_oihw (csrc/pack_oihw.h); 3: with wk_powq, wk_binary, wk_shuffle, wk_transpose; 4: wk_chanavg
 
 # name -> argument kinds: p = pointer, i = int32, f = float32
 SIGNATURES = {
@@ -31,6 +31,7 @@ SIGNATURES = {
     "wk_erf": "ipp",
     "wk_layer_norm": "iippppf",
     "wk_pack_oihw": "iiipp",
+    "wk_chanavg": "iiiiipp",
 }
 
 

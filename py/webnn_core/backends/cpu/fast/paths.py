@@ -23,6 +23,7 @@ import numpy as np
 from . import tiles as tiling
 from .pack import F32, PackedConv, pack_b, pack_conv, round_up
 from .shared import PoolFull
+from .shared import extent as shared_extent
 
 INF = math.inf
 # Tiles per thread of a kernel pool (see _threads).
@@ -149,14 +150,16 @@ def _tiles(p, parts, direct, scratch_floats) -> list:
 
 
 def _run_tiles(cpu, name, args, tiles, x_index, out_index, scratch_index, x, out, consts, chained=False,
-               planned=False, cache=None):
+               planned=0, cache=None, out_geometry=None):
     """Call kernel `name` once per tile (args with that tile's parameter block,
     offsets and scratch) on the backend's threads, the calling thread taking a
     share: its kernel pool (shared memory, fast/shared.py) when it has one,
-    else its thread pool over the native library. `x`, `out`: the arrays
-    args[x_index] and args[out_index] point into; `consts`: constant arrays
-    the args point into; `chained`/`planned`: x is the planned output of the
-    previous kernel of a compiled chain / out is a planned buffer."""
+    else its thread pool over the native library. `x` (C-contiguous), `out`: the
+    arrays args[x_index] and args[out_index] point into; `consts`: constant arrays
+    the args point into; `chained`: x is the planned output of the previous
+    kernel of a compiled chain; `planned`: out is a planned buffer that this many
+    pool kernels read next (its image is kept for them); `out_geometry`: out's
+    (extent, C-contiguous) when the caller knows them."""
     def make_calls():
         calls = []
         for t in tiles:
@@ -173,7 +176,10 @@ def _run_tiles(cpu, name, args, tiles, x_index, out_index, scratch_index, x, out
     if pool is not None:
         try:
             # (the pool builds the calls only when it has no job table for them yet)
-            pool.run("wk_" + name, make_calls, consts=[*consts, *(t.p for t in tiles)], ins=[x], outs=[out],
+            if out_geometry is None:
+                out_geometry = (shared_extent(out), out.flags.c_contiguous)
+            pool.run("wk_" + name, make_calls, consts=[*consts, *(t.p for t in tiles)],
+                     ins=[(x, args[x_index], x.nbytes, True)], outs=[(out, args[out_index], *out_geometry)],
                      scratch=[t.scratch for t in tiles], chained=x if chained else None, keep_image=planned,
                      cache=cache)
             return
@@ -190,7 +196,7 @@ class _Plan:
     Holds references to every array whose address it caches."""
 
     __slots__ = ("backend", "fn", "name", "args", "x_index", "x_expected", "out", "out_index", "out_shape", "keep",
-                 "tiles", "cpu", "scratch_index", "consts", "tables", "scatter")
+                 "tiles", "cpu", "scratch_index", "consts", "tables", "scatter", "readers", "out_geometry")
 
     def __call__(self, x):
         args = self.args
@@ -206,8 +212,10 @@ class _Plan:
                 args = list(args)
             args[self.out_index] = addr(out)
         if self.tiles:
+            planned = out is self.out and self.scatter is None
             _run_tiles(self.cpu, self.name, args, self.tiles, self.x_index, self.out_index, self.scratch_index, x, out,
-                       self.consts, chained, out is self.out and self.scatter is None, self.tables)
+                       self.consts, chained, self.readers if planned else 0, self.tables,
+                       self.out_geometry if out is self.out else (out.nbytes, True))
         else:
             self.fn(*args)
         if self.scatter is not None:
@@ -217,9 +225,11 @@ class _Plan:
 
 
 def _make_plan(backend, name, args, x_index, x_expected, out, out_index, out_shape, keep, tiles=None, cpu=None,
-               scratch_index=None, consts=(), scatter=None) -> _Plan:
+               scratch_index=None, consts=(), scatter=None, readers=0) -> _Plan:
     plan = _Plan()
     plan.scatter = scatter
+    plan.readers = readers  # pool kernels that read `out` next (compile.py's _x_readers)
+    plan.out_geometry = None if out is None else (shared_extent(out), out.flags.c_contiguous)
     plan.tiles = tiles
     plan.cpu = cpu
     plan.scratch_index = scratch_index
@@ -264,14 +274,14 @@ def _conv_plan(cpu, backend, scratch, attrs, x_shape, lo, hi):
         args = [addr(p), 0, addr(prep.w), bias, 0, lo, hi]
         tiles = _tiles(p, parts, False, 0) if parts > 1 else None
         return _make_plan(backend, "dwconv2d", args, 1, attrs.get("_x"), out, 4, out_shape, keep, tiles, cpu,
-                          consts=prep.consts, scatter=scatter)
+                          consts=prep.consts, scatter=scatter, readers=attrs.get("_x_readers", 0))
     n = int(p[17]) * prep.k
     tiles = _tiles(p, parts, tiling.is_direct_conv(p), n) if parts > 1 else None
     s = scratch(n) if tiles is None else np.empty(0, F32)
     keep.append(s)  # the plan owns its scratch even if the shared one is replaced
     args = [addr(p), 0, addr(prep.w), bias, 0, addr(s), lo, hi]
     return _make_plan(backend, "conv2d", args, 1, attrs.get("_x"), out, 4, out_shape, keep, tiles, cpu, 5,
-                      prep.consts, scatter)
+                      prep.consts, scatter, attrs.get("_x_readers", 0))
 
 
 def _conv(cpu, name, attrs, x, w, bias, lo, hi):
@@ -437,7 +447,7 @@ def _pool(cpu, name, fn_name, attrs, x):
         parts = _pool_parts(cpu, attrs, p)
         tiles = _tiles(p, parts, False, 0) if parts > 1 else None
         plan = attrs["_plan"] = _make_plan(backend, fn_name, [addr(p), 0, 0], 1, attrs.get("_x"), out, 2,
-                                           (n, oh, ow, c), [p], tiles, cpu)
+                                           (n, oh, ow, c), [p], tiles, cpu, readers=attrs.get("_x_readers", 0))
         return plan(xn)
     out = np.empty((n, oh, ow, c), F32)
     p = _pool_params(attrs, xn.shape, c)
@@ -626,6 +636,25 @@ def channel_shuffle(cpu, attrs, x):
     return y
 
 
+# -------------------------------------------------------- channel average --
+def channel_average(cpu, attrs, x):
+    """compile.py's channelAverage step (LRN's pad -> transpose -> averagePool2d ->
+    transpose): wk_chanavg, one pass over the channels of each pixel, float64 sums
+    in the reference's order."""
+    backend = cpu.library
+    if backend is None:
+        return _no_library(cpu, "channelAverage")
+    if x.dtype != F32:
+        return cpu.decline("channelAverage", f"data type {x.dtype} (float32 only)")
+    xc = _c(x)
+    n, h, w, c = xc.shape
+    k, p0 = attrs["k"], attrs["p0"]
+    co = attrs["_steps"][-1].outputs[0].shape[3]
+    y = np.empty((n, h, w, co), F32)
+    backend.chanavg(n * h * w, c, co, k, p0, addr(xc), addr(y))
+    return y
+
+
 # ----------------------------------------------------------------- concat --
 def concat(cpu, attrs, *xs):
     """A concat whose producers (compiled convolutions) already wrote their
@@ -653,6 +682,7 @@ FAST_PATHS = {
     "clamp": clamp,
     "concat": concat,
     "channelShuffle": channel_shuffle,
+    "channelAverage": channel_average,
     "transpose": transpose,
     "pow": pow_,
     "add": add,

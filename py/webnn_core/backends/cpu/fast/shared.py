@@ -17,8 +17,10 @@ module decides everything else:
     pool*, as the image of the planned buffer (compile.py's `_out`) it was
     written for; when the next pool kernel of the chain reads that very
     buffer (conv -> conv -> pool, compile.py's `_x`), it reads the image and
-    nothing is copied in, and the image is freed after that read (so the
-    shared memory holds the live activations, not all of them). The numpy
+    nothing is copied in; the image is freed after the last of the pool
+    kernels that read it (compile.py's `_x_readers`: a squeeze conv read by
+    two expand convs), so the shared memory holds the live activations, not
+    all of them. The numpy
     buffer is still filled (one copy out per op) because numpy ops, concats
     and graph outputs read it. Each planned buffer object has one writer,
     which runs before its readers in every dispatch, so an image is never
@@ -64,6 +66,11 @@ def extent(a: np.ndarray) -> int:
     if a.size == 0:
         return 0
     return int(sum((n - 1) * s for n, s in zip(a.shape, a.strides))) + a.itemsize
+
+
+def _geometry(a: np.ndarray) -> tuple:
+    """(a, numpy address, extent in bytes, C-contiguous): what a job needs to know of an array."""
+    return a, addr(a), extent(a), a.flags.c_contiguous
 
 
 class SharedHeap:
@@ -144,17 +151,25 @@ class KernelPool:
             weakref.finalize(a, self._forget, key, self._resident)
         return s
 
-    def _take_image(self, a: np.ndarray):
-        """The shared copy the pool kept of planned buffer `a`, handed over to
-        its (first) reader: the caller frees it after the job."""
-        entry = self._images.pop(id(a), None)
-        if entry is not None and entry[1] != extent(a):
-            self.heap.free(entry[0])
+    def _take_image(self, a: np.ndarray, nbytes: int):
+        """(shared address, whether the caller frees it after the job) of the copy
+        the pool kept of planned buffer `a`, or None. The image stays for the readers
+        its writer announced (compile.py's `_x_readers`) and goes to the last one."""
+        key = id(a)
+        entry = self._images.get(key)
+        if entry is None:
             return None
-        return entry and entry[0]
+        if entry[1] != nbytes:
+            self._forget(key, self._images)
+            return None
+        entry[2] -= 1
+        if entry[2] > 0:
+            return entry[0], False
+        del self._images[key]
+        return entry[0], True
 
     # -- jobs --------------------------------------------------------------------------
-    def run(self, name: str, calls, consts=(), ins=(), outs=(), scratch=(), chained=None, keep_image=False,
+    def run(self, name: str, calls, consts=(), ins=(), outs=(), scratch=(), chained=None, keep_image=0,
             cache=None):
         """Run `calls` (argument lists with numpy addresses, one per tile; or a
         function returning them, called only when a job table must be built) as
@@ -163,9 +178,12 @@ class KernelPool:
         the numpy array after the job), `scratch` (per-tile, resident, never
         copied). `chained`: an input that is the planned output buffer of the
         kernel before it in a compiled chain (compile.py's `_x`): when the pool
-        holds its image, it is read there and not copied. `keep_image`: the
-        outputs are planned buffers (compile.py's `_out`); keep their shared
-        copies as their images for the next kernel of the chain. `cache`: a dict the
+        holds its image, it is read there and not copied. `keep_image` (a count):
+        the outputs are planned buffers (compile.py's `_out`) that this many pool
+        kernels of the chain read next; keep their shared copies as their images
+        until the last of them has read it. An item of `ins`/`outs` may be
+        (array, numpy address, extent in bytes, C-contiguous) when the caller knows
+        them (each numpy attribute lookup costs microseconds in Pyodide). `cache`: a dict the
         caller keeps with the call (a compiled plan, whose constants, scratch and
         tile arguments do not change): where the constants and scratch lie, and
         job tables already relocated, by where the inputs and outputs lie in
@@ -191,7 +209,7 @@ class KernelPool:
             for s in temps + [o[1] for o in out_images]:
                 self.heap.free(s)
             for a in outs:  # written on one thread now: an image of an earlier dispatch is stale
-                self._forget(id(a), self._images)
+                self._forget(id(a[0] if type(a) is tuple else a), self._images)
             raise PoolFull(f"the kernel pool's memory is full: {e}") from e
         try:
             # Keyed only by where the inputs and outputs lie in *shared* memory: a
@@ -230,7 +248,7 @@ class KernelPool:
             if key not in self._watched:  # one finalizer per buffer, not one per dispatch
                 self._watched.add(key)
                 weakref.finalize(a, self._forget_image, key)
-            self._images[key] = (s, n)
+            self._images[key] = [s, n, keep_image]  # address, bytes, reads left
 
     def _stage_fixed(self, consts, scratch) -> list:
         """The (numpy start, numpy end, shared start) ranges of a job's resident arrays."""
@@ -246,20 +264,23 @@ class KernelPool:
     def _stage(self, ranges, temps, out_images, ins, outs, chained):
         """Give every input and output of a job its place in shared memory (copying in what must be)."""
         for a in ins:
-            n, at = extent(a), addr(a)
-            s = self._take_image(a) if a is chained else None
-            if s is None:
+            a, at, n, _ = a if type(a) is tuple else _geometry(a)
+            image = self._take_image(a, n) if a is chained else None
+            if image is None:
                 s = self.heap.alloc(n)
                 self.port.put(s, at, n)
                 self.copied_in += n
+                temps.append(s)
             else:
+                s = image[0]
+                if image[1]:
+                    temps.append(s)
                 self.reused += n
-            temps.append(s)
             ranges.append((at, at + n, s))
         for a in outs:
-            n, at = extent(a), addr(a)
+            a, at, n, contiguous = a if type(a) is tuple else _geometry(a)
             s = self.heap.alloc(n)
-            if not a.flags.c_contiguous:
+            if not contiguous:
                 # a strided view (a channel slice of a concat): the kernel writes only
                 # its channels, so the rest of the extent must hold the array's bytes
                 self.port.put(s, at, n)
