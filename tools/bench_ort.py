@@ -176,20 +176,32 @@ def table(res: dict, names: list) -> str:
     out.append("")
     rows = [(n, res.get("webnn", {}).get("models", {}).get(n, {})) for n in names]
     if any(m.get("builder") for _, m in rows):
-        out.append("Where the WebNN EP's session create goes (ms inside the polyfill's MLGraphBuilder calls; "
-                   "the rest is ORT's own work: parsing, graph optimisation, partitioning, weight layouts):\n")
-        out.append("| model | create | constant()/input() (calls) | op calls (calls) | build() | MLContext calls | rest (ORT) |")
-        out.append("|---|---:|---:|---:|---:|---|---:|")
+        out.append("Where the WebNN EP's session create goes: ms inside ORT's calls into the polyfill (only the outermost "
+                   "call counts; build() until its promise settles). \"other polyfill calls\": "
+                   "navigator.ml.createContext (ORT makes a context per session), new MLGraphBuilder, the MLContext, "
+                   "MLGraph, MLTensor and MLOperand calls; \"in the engine\": the part of all of these spent inside "
+                   "the engine's bridge calls (Python and the JS/Python crossing, engineStats.engine); \"rest (ORT)\": "
+                   "create minus every polyfill call, ORT's own work (parsing, graph optimisation, partitioning, "
+                   "its weight layout changes, its JS glue):\n")
+        out.append("| model | create | constant()/input() (calls) | op calls (calls) | build() | other polyfill calls "
+                   "| polyfill in all | of it in the engine (calls) | rest (ORT) | rest ÷ wasm EP create (1 thread) |")
+        out.append("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|")
         for n, m in rows:
             b = m.get("builder")
             if not b:
                 continue
             ctx = b.get("context") or {}
             ctx_ms = sum(v["ms"] for v in ctx.values())
-            rest = m["createMs"] - b["constant"] - b["ops"] - b["build"] - ctx_ms
-            calls = ", ".join(f"{k} {fmt(v['ms'])} ({v['calls']})" for k, v in sorted(ctx.items(), key=lambda kv: -kv[1]["ms"]))
+            poly = b["constant"] + b["ops"] + b["build"] + ctx_ms
+            rest = m["createMs"] - poly
+            wasm = res.get("wasm1", {}).get("models", {}).get(n, {}).get("createMs")
+            calls = ", ".join(f"{k} {fmt(v['ms'])} ({v['calls']})"
+                              for k, v in sorted(ctx.items(), key=lambda kv: -kv[1]["ms"])[:4])
+            eng = b.get("engine") or {}
+            eng_cell = f"{fmt(eng['ms'])} ({eng['calls']})" if eng else "–"
             out.append(f"| {ort_models.TITLES[n]} | {fmt(m['createMs'])} | {fmt(b['constant'])} ({b['constants']}) | "
-                       f"{fmt(b['ops'])} ({b['opCalls']}) | {fmt(b['build'])} | {calls or '–'} | {fmt(rest)} |")
+                       f"{fmt(b['ops'])} ({b['opCalls']}) | {fmt(b['build'])} | {calls or '–'} | {fmt(poly)} | "
+                       f"{eng_cell} | {fmt(rest)} | {ratio(rest, wasm)} |")
         out.append("")
     return "\n".join(out)
 

@@ -195,6 +195,32 @@ const CHECKS = {
     }
   },
 
+  // engineStats.engine counts the general bridge calls (not the hot write/dispatch/read)
+  // with the polyfill's saved clock: a page replacing performance.now is never called.
+  async engineCalls() {
+    const stats = webnnPolyfill.engineStats;
+    const before = { ...stats.engine };
+    const savedNow = performance.now;
+    let pageClockCalls = 0;
+    performance.now = () => { pageClockCalls++; return 0; };
+    try {
+      const ctx = await navigator.ml.createContext();
+      const b = new MLGraphBuilder(ctx);
+      const g = await b.build({ y: b.relu(b.input('x', { dataType: F32, shape: [2] })) });
+      const built = { ...stats.engine };
+      const x = await ctx.createTensor({ dataType: F32, shape: [2], writable: true });
+      const y = await ctx.createTensor({ dataType: F32, shape: [2], readable: true });
+      const tensorsMade = { ...stats.engine };
+      ctx.writeTensor(x, new Float32Array([-1, 2]));
+      ctx.dispatch(g, { x }, { y });
+      const out = Array.from(new Float32Array(await ctx.readTensor(y)));
+      return { built: built.calls - before.calls, tensors: tensorsMade.calls - built.calls,
+               hot: stats.engine.calls - tensorsMade.calls, msGrew: built.ms > before.ms, out, pageClockCalls };
+    } finally {
+      performance.now = savedNow;
+    }
+  },
+
   // #10: resample2d as the ED computes it (the test has the expected indices).
   async resample({ inSize, outSize, values }) {
     const ctx = await navigator.ml.createContext();
