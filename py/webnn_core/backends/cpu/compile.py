@@ -224,11 +224,16 @@ def _as_channel_shuffle(chain) -> int | None:
     flat = np.arange(n, dtype=np.int32)
     if np.array_equal(idx, flat):
         return 1
+    # A shuffle in g >= 2 groups puts source channel C/g at channel 1 (j = 0, i = 1 in
+    # y[..., j * g + i] = x[..., i * (C / g) + j]): that names the only candidate g,
+    # then checked on every element (one candidate, not one full comparison per divisor of C).
     c = x.shape[-1]
-    for g in range(2, c):
-        if c % g == 0 and np.array_equal(idx, CHANNEL_SHUFFLE.compute({"groups": g, "shape": (n,)},
-                                                                       flat.reshape(x.shape))):
-            return g
+    step = int(idx[1]) if c >= 2 else 0
+    if step < 1 or c % step:
+        return None
+    g = c // step
+    if 2 <= g < c and np.array_equal(idx, CHANNEL_SHUFFLE.compute({"groups": g, "shape": (n,)}, flat.reshape(x.shape))):
+        return g
     return None
 
 
