@@ -177,14 +177,16 @@ def table(res: dict, names: list) -> str:
     rows = [(n, res.get("webnn", {}).get("models", {}).get(n, {})) for n in names]
     if any(m.get("builder") for _, m in rows):
         out.append("Where the WebNN EP's session create goes: ms inside ORT's calls into the polyfill (only the outermost "
-                   "call counts; build() until its promise settles). \"other polyfill calls\": "
+                   "call counts; build() until its promise settles; \"median call\": the typical call, where a "
+                   "loaded machine adds pauses to a few). \"other polyfill calls\": "
                    "navigator.ml.createContext (ORT makes a context per session), new MLGraphBuilder, the MLContext, "
                    "MLGraph, MLTensor and MLOperand calls; \"in the engine\": the part of all of these spent inside "
                    "the engine's bridge calls (Python and the JS/Python crossing, engineStats.engine); \"rest (ORT)\": "
                    "create minus every polyfill call, ORT's own work (parsing, graph optimisation, partitioning, "
                    "its weight layout changes, its JS glue):\n")
-        out.append("| model | create | constant()/input() (calls) | op calls (calls) | build() | other polyfill calls "
-                   "| polyfill in all | of it in the engine (calls) | rest (ORT) | rest ÷ wasm EP create (1 thread) |")
+        out.append("| model | create | constant()/input() (calls; median call) | op calls (calls; median call) | build() "
+                   "| other polyfill calls | polyfill in all | of it in the engine (calls) | rest (ORT) "
+                   "| rest ÷ wasm EP create (1 thread) |")
         out.append("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|")
         for n, m in rows:
             b = m.get("builder")
@@ -199,8 +201,9 @@ def table(res: dict, names: list) -> str:
                               for k, v in sorted(ctx.items(), key=lambda kv: -kv[1]["ms"])[:4])
             eng = b.get("engine") or {}
             eng_cell = f"{fmt(eng['ms'])} ({eng['calls']})" if eng else "–"
-            out.append(f"| {ort_models.TITLES[n]} | {fmt(m['createMs'])} | {fmt(b['constant'])} ({b['constants']}) | "
-                       f"{fmt(b['ops'])} ({b['opCalls']}) | {fmt(b['build'])} | {calls or '–'} | {fmt(poly)} | "
+            out.append(f"| {ort_models.TITLES[n]} | {fmt(m['createMs'])} | "
+                       f"{fmt(b['constant'])} ({b['constants']}; {fmt(b.get('constantMedianMs'))}) | "
+                       f"{fmt(b['ops'])} ({b['opCalls']}; {fmt(b.get('opMedianMs'))}) | {fmt(b['build'])} | {calls or '–'} | {fmt(poly)} | "
                        f"{eng_cell} | {fmt(rest)} | {ratio(rest, wasm)} |")
         out.append("")
     return "\n".join(out)

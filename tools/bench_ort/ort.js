@@ -41,6 +41,9 @@ function input(n, seed) {
 // spent in the engine's bridge calls (engineStats.engine: Python and the
 // crossing, not the JS conversions).
 const builderMs = { constant: 0, ops: 0, build: 0, constants: 0, opCalls: 0 };
+// Each call's ms too: their medians show the typical call where a loaded machine
+// adds pauses (the process descheduled) to a few of them.
+const callMs = { constant: [], ops: [] };
 let contextMs = {};  // 'ML.createContext', 'MLContext.opSupportLimits', 'MLGraphBuilder()', ... -> {ms, calls}
 let depth = 0;
 
@@ -70,8 +73,8 @@ function timeBuilderCalls() {
     const d = Object.getOwnPropertyDescriptor(proto, name);
     if (name === 'constructor' || typeof d.value !== 'function') continue;
     const add = name === 'build' ? (ms) => { builderMs.build += ms; }
-      : name === 'constant' || name === 'input' ? (ms) => { builderMs.constant += ms; builderMs.constants++; }
-        : (ms) => { builderMs.ops += ms; builderMs.opCalls++; };
+      : name === 'constant' || name === 'input' ? (ms) => { builderMs.constant += ms; builderMs.constants++; callMs.constant.push(ms); }
+        : (ms) => { builderMs.ops += ms; builderMs.opCalls++; callMs.ops.push(ms); };
     Object.defineProperty(proto, name, { ...d, value: timed(d.value, add) });
   }
   // Everything else ORT calls, by interface and name.
@@ -131,6 +134,8 @@ window.runBench = async (models, runs, budget) => {
       const bytes = new Uint8Array(await (await fetch(`/ortmodels/${m.file}`)).arrayBuffer());
       const ep = EP === 'webnn' ? { name: 'webnn', deviceType: 'cpu' } : 'wasm';
       Object.keys(builderMs).forEach((k) => { builderMs[k] = 0; });
+      callMs.constant = [];
+      callMs.ops = [];
       contextMs = {};
       const engine0 = self.webnnPolyfill ? { ...webnnPolyfill.engineStats.engine } : null;
       let t = performance.now();
@@ -139,6 +144,8 @@ window.runBench = async (models, runs, budget) => {
       if (EP === 'webnn') {
         const e = webnnPolyfill.engineStats.engine;
         r.builder = { ...builderMs, context: structuredClone(contextMs),
+                      constantMedianMs: callMs.constant.length ? median(callMs.constant) : null,
+                      opMedianMs: callMs.ops.length ? median(callMs.ops) : null,
                       engine: e && engine0 ? { ms: e.ms - engine0.ms, calls: e.calls - engine0.calls } : null };
       }
       const feeds = {};
