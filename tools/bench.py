@@ -146,7 +146,7 @@ def run_engines(base: str, engines_: list, args, progress: Progress) -> dict:
     task = progress.add("engines", total=len(engines_))
     profiles = Profiles(args.browser)
     try:
-        common = f"runs={args.runs}&budget={args.budget}&models={','.join(args.models)}"
+        common = f"runs={args.runs}&budget={args.budget}&warmup={args.warmup}&models={','.join(args.models)}"
         for key, label, query in engines_:
             progress.log(f"{label} ({args.browser}) ...")
             t = time.time()
@@ -180,7 +180,7 @@ def run_engines(base: str, engines_: list, args, progress: Progress) -> dict:
             progress.advance(task)
     finally:
         profiles.close()
-    return {"machine": machine_info(args.browser, profiles.version), "engines": results}
+    return {"machine": machine_info(args.browser, profiles.version), "engines": results, "warmupSeconds": args.warmup}
 
 
 def run_startup(base: str, args, progress: Progress) -> dict:
@@ -360,6 +360,8 @@ def tables(data: dict, models: list) -> str:
         ref_m = (ref.get("models") or {}).get(model) if available(ref) else None
         out.append(f"### {MODEL_TITLES.get(model, model)} (ms)\n")
         out.append("Inference = write the input, run, read the 1001 probabilities back. "
+                   f"The median and min are of the runs after the first inference and {data.get('warmupSeconds', 0):g} s of untimed "
+                   "warm-up runs (at least one; engines tier wasm up in the background). "
                    "**polyfill / engine** = polyfill median ÷ that engine's median (above 1: the polyfill is slower). "
                    "**max |Δp|** = largest difference from the polyfill's probabilities on test.jpg.\n")
         out.append("| engine | weights load | build | first inference | median | min | n | polyfill / engine | top-1 | max \\|Δp\\| |")
@@ -482,6 +484,9 @@ def main(argv=None) -> int:
     p.add_argument("--models", default="squeezenet,mobilenetv2")
     p.add_argument("--budget", type=float, default=60,
                    help="seconds after which a repeated measurement stops (once it has 3 runs; default 60)")
+    p.add_argument("--warmup", type=float, default=5,
+                   help="seconds of untimed runs per model after the first inference, before the timed ones "
+                        "(at least one run; default 5)")
     p.add_argument("--warm-starts", type=int, default=1, help="warm-cache starts per engine (default 1)")
     p.add_argument("--page-timeout", type=int, default=900, help="seconds per engine page (default 900)")
     p.add_argument("--startup-runs", type=int, default=5,

@@ -12,8 +12,10 @@ The models are built by tools/bench_ort/models.py with the PyPI `onnx` package
 transformer block) into .cache/ort-bench/; onnxruntime-web (pinned) is
 installed from npm into .cache/node-ort/<version>/ on first use (tools/ort_web.ensure_ort). Each
 configuration runs in a fresh browser; per model: session create, the first
-session.run, then the median and min of N session.run (fewer when --budget
-seconds pass, at least 3). Prints a markdown table; --markdown writes it between
+session.run, untimed warm-up runs (at least 3, and until --warmup seconds have
+passed: V8 first runs wasm on its baseline tier and tiers hot functions up in the
+background, which for ORT's large module takes seconds), then the median and min
+of N session.run (fewer when --budget seconds pass, at least 3). Prints a markdown table; --markdown writes it between
 `<!-- bench-ort:begin -->` / `<!-- bench-ort:end -->`.
 """
 from __future__ import annotations
@@ -73,8 +75,10 @@ def run(args) -> dict:
                 try:
                     page = browser.new_page()
                     page.goto(f"{base}?{query}", timeout=args.page_timeout * 1000)
-                    r = page.evaluate("([m, n, b]) => runBench(m, n, b)", [model_list, args.runs, args.budget])
+                    r = page.evaluate("([m, n, b, w]) => runBench(m, n, b, w)",
+                                      [model_list, args.runs, args.budget, args.warmup])
                     results["version"] = browser.version
+                    results["warmupSeconds"] = args.warmup
                 except Exception as e:  # one configuration failing must not sink the others
                     r = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}", "models": {}}
                 finally:
@@ -133,6 +137,8 @@ def table(res: dict, names: list) -> str:
             out.append(f"- {labels[k]}: **unavailable**: {res[k]['error']}")
     out.append("")
     out.append("The first model's session is created once before timing (ORT compiles its wasm there). "
+               f"Each model's timed runs follow untimed warm-up runs (at least 3 and {res.get('warmupSeconds', '?')} s; "
+               "V8 tiers wasm up in the background). "
                "max |Δ| / max |y|: the first 64 outputs of the WebNN EP against ORT wasm on 1 thread, "
                "relative to the largest of them (a check that both ran the same network).\n")
     out.append("`session.run` median ms (min), WebNN EP (default threads) ÷ ORT wasm (above 1: the polyfill is "
@@ -225,6 +231,8 @@ def write_markdown(path: Path, body: str) -> None:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=10, help="session.run repeats per model (default 10)")
+    p.add_argument("--warmup", type=float, default=5,
+                   help="untimed session.run seconds per model before timing (>= 3 runs; default 5)")
     p.add_argument("--budget", type=float, default=20, help="seconds per model after which repeats stop (>= 3 runs)")
     p.add_argument("--models", default=",".join(ort_models.MODELS))
     p.add_argument("--threads", type=int, default=0, help="N of the N-thread wasm row (default: the CPU count)")

@@ -6,9 +6,10 @@
 // (polyfill: the models' context; gpu runs on WebGPU where there is an adapter), models=a,b,
 // runs=N, ops=1 (single-op timings), profile=1 (polyfill per-op breakdown
 // inside the models), startOnly=1 (engine start only), fast=0 (polyfill),
+// warmup=S (untimed model runs, at least 1, for S seconds before the timed ones),
 // budget=S (stop repeating a measurement after S seconds, once it has 3 runs:
 // TF.js's cpu backend takes tens of seconds per SqueezeNet inference).
-import { MODELS, createClassifier, median, yieldTask, INPUT_SHAPE } from '../lib/models.js';
+import { MODELS, createClassifier, median, yieldTask, warmUp, INPUT_SHAPE } from '../lib/models.js';
 import { imageToTensor, topK, fetchLabels } from '../lib/image.js';
 import { resolveWeights } from '../lib/weights.js';
 import { seededRandom } from '../lib/mobilenetv2.js';
@@ -24,6 +25,8 @@ const MODEL_IDS = (q.get('models') || 'squeezenet,mobilenetv2').split(',').filte
 const RUNS = cfg.runs;
 const BUDGET_MS = (parseFloat(q.get('budget')) || Infinity) * 1000;
 const MIN_RUNS = 3;
+// Untimed model runs (>= 1) after the first and before the timed ones (seconds).
+const WARMUP_MS = (parseFloat(q.get('warmup')) || 0) * 1000;
 const overBudget = (t0, done) => done >= Math.min(MIN_RUNS, RUNS) && now() - t0 > BUDGET_MS;
 const VENDOR = '/vendor/@tensorflow/';
 const now = () => performance.now();
@@ -206,7 +209,7 @@ async function runPolyfill(input, labels) {
     status.show(`${MODELS[id].title}: weights + build…`);
     const c = await createClassifier(id, { deviceType: DEVICE, weights: await resolveWeights(cfg, MODELS[id].probe) });
     status.show(`${MODELS[id].title}: ${RUNS} inferences…`);
-    const r = await c.run(input, RUNS, () => {}, BUDGET_MS);
+    const r = await c.run(input, RUNS, () => {}, BUDGET_MS, WARMUP_MS);
     result.models[id] = {
       weightsMs: c.timings.weightsMs, buildMs: c.timings.buildMs, firstMs: r.firstMs,
       medianMs: r.medianMs, minMs: r.minMs, runsMs: r.runsMs,
@@ -342,6 +345,7 @@ async function runTfjs(input, labels) {
     t = now();
     const probabilities = await infer();
     const firstMs = now() - t;
+    await warmUp(infer, WARMUP_MS);
     const runsMs = [];
     const tStart = now();
     for (let i = 0; i < RUNS && !overBudget(tStart, i); i++) {

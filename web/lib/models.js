@@ -38,6 +38,17 @@ export function yieldTask() {
   });
 }
 
+// Untimed runs before a timing loop, at least 1 and until `ms` have passed:
+// engines run wasm on a baseline tier first and tier hot code up in the
+// background, so the first runs measure the compiler, not the model.
+export async function warmUp(runOnce, ms) {
+  if (!(ms > 0)) return 0;
+  const until = now() + ms;
+  let n = 0;
+  while (n < 1 || now() < until) { await yieldTask(); await runOnce(); n++; }
+  return n;
+}
+
 export function median(values) {
   const s = values.slice().sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -109,10 +120,12 @@ export async function createClassifier(modelId, { deviceType = 'cpu', weightsBas
     model, context, graph, timings, infer,
     // First inference + `runs` more (fewer if they take over budgetMs, but at
     // least 3); returns {probabilities, firstMs, medianMs, minMs, runsMs}.
-    async run(input, runs = 10, onRun = () => {}, budgetMs = Infinity) {
+    // warmupMs > 0: untimed runs (at least 1) after the first, before timing.
+    async run(input, runs = 10, onRun = () => {}, budgetMs = Infinity, warmupMs = 0) {
       let t0 = now();
       const probabilities = await infer(input);
       const firstMs = now() - t0;
+      await warmUp(() => infer(input), warmupMs);
       const runsMs = [];
       const tStart = now();
       for (let i = 0; i < runs && !(i >= Math.min(3, runs) && now() - tStart > budgetMs); i++) {
