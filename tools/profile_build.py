@@ -236,7 +236,7 @@ def replay(calls: list, stats: dict | None = None) -> None:
 
     rng = np.random.default_rng(0)
     handles: dict = {}
-    tagged = re.compile(r'\{"\$o":(\d+)\}')
+    tagged = re.compile(r'\{"\$o":\s*(\d+)\}')
 
     def renumber(m):
         return '{"$o":%d}' % handles.get(int(m.group(1)), -1)
