@@ -48,12 +48,14 @@ def log(*args):
     print("bench_ort:", *args, file=sys.stderr, flush=True)
 
 
-def configurations(threads: int):
+def configurations(threads: int, layout: str | None = None):
     yield "wasm1", "ORT wasm, 1 thread", "ep=wasm&threads=1"
     yield "wasmN", f"ORT wasm, {threads} threads", f"ep=wasm&threads={threads}"
     # the polyfill's kernels on 1 thread, then on its default (navigator.hardwareConcurrency)
-    yield "webnn1", "WebNN EP on the polyfill, 1 kernel thread", "ep=webnn&pthreads=1"
-    yield "webnn", "WebNN EP on the polyfill (cpu, default threads)", "ep=webnn"
+    extra = f"&layout={layout}" if layout else ""
+    said = f", reporting preferredInputLayout {layout}" if layout else ""
+    yield "webnn1", f"WebNN EP on the polyfill, 1 kernel thread{said}", f"ep=webnn&pthreads=1{extra}"
+    yield "webnn", f"WebNN EP on the polyfill (cpu, default threads{said})", f"ep=webnn{extra}"
 
 
 def run(args) -> dict:
@@ -68,7 +70,7 @@ def run(args) -> dict:
     results = {}
     try:
         with sync_playwright() as p:
-            for key, label, query in configurations(args.threads or os.cpu_count() or 2):
+            for key, label, query in configurations(args.threads or os.cpu_count() or 2, args.preferred_layout):
                 log(f"{label} ...")
                 t = time.time()
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
@@ -236,6 +238,9 @@ def main(argv=None) -> int:
     p.add_argument("--budget", type=float, default=20, help="seconds per model after which repeats stop (>= 3 runs)")
     p.add_argument("--models", default=",".join(ort_models.MODELS))
     p.add_argument("--threads", type=int, default=0, help="N of the N-thread wasm row (default: the CPU count)")
+    p.add_argument("--preferred-layout", choices=("nchw", "nhwc"),
+                   help="an experiment: the polyfill's opSupportLimits().preferredInputLayout as ORT sees it "
+                        "(default: what the polyfill reports, nhwc on cpu)")
     p.add_argument("--page-timeout", type=int, default=900)
     p.add_argument("--json", type=Path, default=ROOT / "test-results" / "bench_ort.json")
     p.add_argument("--markdown", type=Path)

@@ -2,6 +2,8 @@
 // page load, because ORT reads its thread count once:
 //   ?ep=wasm&threads=N    ORT's own wasm EP (MLAS) on N threads
 //   ?ep=webnn             ORT's WebNN EP (deviceType cpu) on navigator.ml = the polyfill
+//   &layout=nchw|nhwc     ... with the polyfill's opSupportLimits().preferredInputLayout reported
+//                         as this (an experiment: which layout ORT builds its graphs in)
 //   &pthreads=N           ... with the polyfill's kernels on N threads (its `threads` config;
 //                         default navigator.hardwareConcurrency)
 // window.runBench(models, runs, budgetSeconds, warmupSeconds) -> {models: {name: {createMs, firstMs, runsMs,
@@ -11,6 +13,7 @@ const params = new URLSearchParams(location.search);
 const EP = params.get('ep') || 'wasm';
 const THREADS = Number(params.get('threads') || 1);
 const POLYFILL_THREADS = Number(params.get('pthreads')) || null;
+const PREFERRED_LAYOUT = params.get('layout');
 
 function loadScript(src) {
   return new Promise((resolve, reject) => {
@@ -109,6 +112,13 @@ window.ready = (async () => {
     await navigator.ml.createContext({ deviceType: 'cpu' });
     window.engineStartMs = performance.now() - t0;
     if (EP === 'polyfill') return;
+    if (PREFERRED_LAYOUT) {
+      const limits = MLContext.prototype.opSupportLimits;
+      Object.defineProperty(MLContext.prototype, 'opSupportLimits', {
+        value: function () { return { ...limits.call(this), preferredInputLayout: PREFERRED_LAYOUT }; },
+        writable: true, configurable: true,
+      });
+    }
     timeBuilderCalls();
   }
   await loadScript('/ortdist/ort.min.js');
