@@ -52,6 +52,7 @@ async function startEngine() {
   markTime('bridge');
   await simdAttach(pyodide);
   markTime('simd');
+  bridge.freeze_startup_objects();  // after everything the engine keeps for its lifetime
   ENGINE_STATS.startMs = performance.now() - started;
   reportProgress('ready');
   engineReady();  // now the snapshot may be stored

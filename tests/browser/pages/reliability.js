@@ -221,6 +221,18 @@ const CHECKS = {
     }
   },
 
+  // The engine's start-up objects are frozen out of the cyclic collector's generations:
+  // a full collection then traverses only what was made since (bridge.freeze_startup_objects).
+  async collectorScope() {
+    await navigator.ml.createContext();
+    const py = webnnPolyfill.pyodide();
+    return py.runPython(`
+import gc, time
+frozen = gc.get_freeze_count()
+t = time.perf_counter(); gc.collect(); full_ms = (time.perf_counter() - t) * 1e3
+[frozen, len(gc.get_objects()), full_ms]`).toJs();
+  },
+
   // #10: resample2d as the ED computes it (the test has the expected indices).
   async resample({ inSize, outSize, values }) {
     const ctx = await navigator.ml.createContext();
