@@ -48,12 +48,14 @@ def log(*args):
     print("bench_ort:", *args, file=sys.stderr, flush=True)
 
 
-def configurations(threads: int):
+def configurations(threads: int, layout: str | None = None):
     yield "wasm1", "ORT wasm, 1 thread", "ep=wasm&threads=1"
     yield "wasmN", f"ORT wasm, {threads} threads", f"ep=wasm&threads={threads}"
     # the polyfill's kernels on 1 thread, then on its default (navigator.hardwareConcurrency)
-    yield "webnn1", "WebNN EP on the polyfill, 1 kernel thread", "ep=webnn&pthreads=1"
-    yield "webnn", "WebNN EP on the polyfill (cpu, default threads)", "ep=webnn"
+    extra = f"&layout={layout}" if layout else ""
+    said = f", reporting preferredInputLayout {layout}" if layout else ""
+    yield "webnn1", f"WebNN EP on the polyfill, 1 kernel thread{said}", f"ep=webnn&pthreads=1{extra}"
+    yield "webnn", f"WebNN EP on the polyfill (cpu, default threads{said})", f"ep=webnn{extra}"
 
 
 def run(args) -> dict:
@@ -68,7 +70,7 @@ def run(args) -> dict:
     results = {}
     try:
         with sync_playwright() as p:
-            for key, label, query in configurations(args.threads or os.cpu_count() or 2):
+            for key, label, query in configurations(args.threads or os.cpu_count() or 2, args.preferred_layout):
                 log(f"{label} ...")
                 t = time.time()
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
@@ -182,20 +184,35 @@ def table(res: dict, names: list) -> str:
     out.append("")
     rows = [(n, res.get("webnn", {}).get("models", {}).get(n, {})) for n in names]
     if any(m.get("builder") for _, m in rows):
-        out.append("Where the WebNN EP's session create goes (ms inside the polyfill's MLGraphBuilder calls; "
-                   "the rest is ORT's own work: parsing, graph optimisation, partitioning, weight layouts):\n")
-        out.append("| model | create | constant()/input() (calls) | op calls (calls) | build() | MLContext calls | rest (ORT) |")
-        out.append("|---|---:|---:|---:|---:|---|---:|")
+        out.append("Where the WebNN EP's session create goes: ms inside ORT's calls into the polyfill (only the outermost "
+                   "call counts; build() until its promise settles; \"median call\": the typical call, where a "
+                   "loaded machine adds pauses to a few). \"other polyfill calls\": "
+                   "navigator.ml.createContext (ORT makes a context per session), new MLGraphBuilder, the MLContext, "
+                   "MLGraph, MLTensor and MLOperand calls; \"in the engine\": the part of all of these spent inside "
+                   "the engine's bridge calls (Python and the JS/Python crossing, engineStats.engine); \"rest (ORT)\": "
+                   "create minus every polyfill call, ORT's own work (parsing, graph optimisation, partitioning, "
+                   "its weight layout changes, its JS glue):\n")
+        out.append("| model | create | constant()/input() (calls; median call) | op calls (calls; median call) | build() "
+                   "| other polyfill calls | polyfill in all | of it in the engine (calls) | rest (ORT) "
+                   "| rest ÷ wasm EP create (1 thread) |")
+        out.append("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|")
         for n, m in rows:
             b = m.get("builder")
             if not b:
                 continue
             ctx = b.get("context") or {}
             ctx_ms = sum(v["ms"] for v in ctx.values())
-            rest = m["createMs"] - b["constant"] - b["ops"] - b["build"] - ctx_ms
-            calls = ", ".join(f"{k} {fmt(v['ms'])} ({v['calls']})" for k, v in sorted(ctx.items(), key=lambda kv: -kv[1]["ms"]))
-            out.append(f"| {ort_models.TITLES[n]} | {fmt(m['createMs'])} | {fmt(b['constant'])} ({b['constants']}) | "
-                       f"{fmt(b['ops'])} ({b['opCalls']}) | {fmt(b['build'])} | {calls or '–'} | {fmt(rest)} |")
+            poly = b["constant"] + b["ops"] + b["build"] + ctx_ms
+            rest = m["createMs"] - poly
+            wasm = res.get("wasm1", {}).get("models", {}).get(n, {}).get("createMs")
+            calls = ", ".join(f"{k} {fmt(v['ms'])} ({v['calls']})"
+                              for k, v in sorted(ctx.items(), key=lambda kv: -kv[1]["ms"])[:4])
+            eng = b.get("engine") or {}
+            eng_cell = f"{fmt(eng['ms'])} ({eng['calls']})" if eng else "–"
+            out.append(f"| {ort_models.TITLES[n]} | {fmt(m['createMs'])} | "
+                       f"{fmt(b['constant'])} ({b['constants']}; {fmt(b.get('constantMedianMs'))}) | "
+                       f"{fmt(b['ops'])} ({b['opCalls']}; {fmt(b.get('opMedianMs'))}) | {fmt(b['build'])} | {calls or '–'} | {fmt(poly)} | "
+                       f"{eng_cell} | {fmt(rest)} | {ratio(rest, wasm)} |")
         out.append("")
     return "\n".join(out)
 
@@ -221,6 +238,9 @@ def main(argv=None) -> int:
     p.add_argument("--budget", type=float, default=20, help="seconds per model after which repeats stop (>= 3 runs)")
     p.add_argument("--models", default=",".join(ort_models.MODELS))
     p.add_argument("--threads", type=int, default=0, help="N of the N-thread wasm row (default: the CPU count)")
+    p.add_argument("--preferred-layout", choices=("nchw", "nhwc"),
+                   help="an experiment: the polyfill's opSupportLimits().preferredInputLayout as ORT sees it "
+                        "(default: what the polyfill reports, nhwc on cpu)")
     p.add_argument("--page-timeout", type=int, default=900)
     p.add_argument("--json", type=Path, default=ROOT / "test-results" / "bench_ort.json")
     p.add_argument("--markdown", type=Path)

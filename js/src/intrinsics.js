@@ -23,6 +23,9 @@ export const SavedUint8Array = Uint8Array;
 export const SavedDOMException = DOMException;
 export const SavedMessageChannel = typeof MessageChannel === 'undefined' ? null : MessageChannel;
 export const savedSetTimeout = setTimeout;
+// A monotonic clock in ms (engineStats' timings).
+export const now = typeof performance === 'object' && performance && typeof performance.now === 'function'
+  ? Function.prototype.bind.call(performance.now, performance) : Date.now;
 export const SavedWeakRef = typeof WeakRef === 'function' ? WeakRef : null;
 export const objectDefineProperty = Object.defineProperty;
 export const savedFetch = typeof fetch === 'function' ? fetch : null;

@@ -146,7 +146,7 @@ class GraphBuilder:
         except Invalid as e:
             raise _labelled(label, name, e) from None
         operands, attrs = normalise_call(op, args, options)
-        node = Node(op, inferred.inputs, operands, attrs, label)
+        node = Node(op, inferred.inputs, operands, attrs, label, inferred.attrs)
         node.outputs = [Operand(self, dt, shp, "output", node=node) for dt, shp in inferred.outputs]
         return node.outputs if getattr(op, "returns_sequence", False) else node.outputs[0]
 

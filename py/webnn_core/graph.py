@@ -35,19 +35,23 @@ class Node:
     optional one), `attrs` every other argument and option, spec-named, with
     the op's defaults applied, as plain data (numbers, strings, booleans,
     lists, None). `inputs` are the operands in the order the op's kernels
-    take them. Nothing else lives here: what a backend derives or caches
-    belongs to its plan (`Graph.plan`), so a graph round-trips through plain
-    data (webnn_core.plain)."""
+    take them. Nothing else lives here but `inferred`: the kernel parameters
+    the op's `infer` derived when the builder validated the call, when they
+    are all immutable values or lists of them (else None, and
+    `kernel_params` derives them again), so that a plan does not run `infer` a second time per node. What a
+    backend derives or caches belongs to its plan (`Graph.plan`), so a graph
+    round-trips through plain data (webnn_core.plain)."""
 
-    __slots__ = ("op", "inputs", "outputs", "operands", "attrs", "label")
+    __slots__ = ("op", "inputs", "outputs", "operands", "attrs", "label", "inferred")
 
-    def __init__(self, op, inputs, operands, attrs, label):
+    def __init__(self, op, inputs, operands, attrs, label, inferred=None):
         self.op = op
         self.inputs = inputs  # list[Operand | None]
         self.outputs = []
         self.operands = operands
         self.attrs = attrs
         self.label = label
+        self.inferred = _frozen(inferred)
 
     def call_args(self) -> tuple[list, dict]:
         """(args, options) to call the op with again: its `infer`, a builder
@@ -59,10 +63,31 @@ class Node:
         return args, options
 
     def kernel_params(self) -> dict:
-        """What the op's kernels read (its `infer` attrs): derived again from
-        the spec attributes and the input descriptors, by a backend's plan."""
+        """What the op's kernels read (its `infer` attrs), a fresh dict a backend's
+        plan may add to: those `infer` gave at the call, or derived again from the
+        spec attributes and the input descriptors."""
+        if self.inferred is not None:
+            return {k: v[:] if type(v) is list else v for k, v in self.inferred.items()}
         args, options = self.call_args()
         return self.op.infer(*args, **options).attrs
+
+
+def _frozen(attrs):
+    """`attrs` if every value is immutable (hashable: numbers, strings, tuples of them, ...)
+    or a list of such values (`kernel_params` copies those lists), so that no plan can
+    change what another gets; else None."""
+    if not attrs:
+        return attrs
+    try:
+        for v in attrs.values():
+            if type(v) is list:
+                for item in v:
+                    hash(item)
+            else:
+                hash(v)
+    except TypeError:
+        return None
+    return attrs
 
 
 def _is_operands(value) -> bool:

@@ -39,11 +39,15 @@ def op_signature(name: str):
 
 
 @lru_cache(maxsize=None)
-def _members(dictionary: str) -> tuple:
-    """(member, type, default) with each alias's target as the member name (an older
-    IDL's member, e.g. roundingType, is known to the core by its current name)."""
+def _members(dictionary: str) -> dict:
+    """member -> (member, type, default), in IDL order, with each alias's target as the
+    member name (an older IDL's member, e.g. roundingType, is known to the core by its
+    current name). Made once per dictionary: every op call reads it."""
     renames = {alias: target for alias, target in _extension_aliases(dictionary).items()}
-    return tuple((renames.get(m[0], m[0]), m[1], m[2]) for m in schema()["dictionaries"][dictionary])
+    out = {}
+    for m in schema()["dictionaries"][dictionary]:
+        out[renames.get(m[0], m[0])] = (renames.get(m[0], m[0]), m[1], m[2])
+    return out
 
 
 def _extension_aliases(dictionary: str) -> dict:
@@ -87,7 +91,7 @@ def normalize_options(op_name: str, options: dict) -> dict:
         if alias in options:
             value = options.pop(alias)
             options.setdefault(target, value)  # the current name wins when both are given
-    members = {m[0]: m for m in _members(dictionary)}
+    members = _members(dictionary)
     unknown = [k for k in options if k not in members]
     if unknown:
         known = ", ".join(m for m in members if m != "label")

@@ -112,6 +112,21 @@ def test_page_replacing_json_does_not_break_the_polyfill(rel):
     assert rel("replacedIntrinsics") == {"y": [4.0, 6.0], "limits": "number"}
 
 
+def test_engine_calls_are_counted_without_the_pages_clock(rel):
+    """engineStats.engine (tools/bench_ort's split of ORT's session create): createContext,
+    new MLGraphBuilder, input, relu and build are one bridge call each, createTensor one each;
+    writeTensor, dispatch and readTensor take the hot calls and are not counted."""
+    r = rel("engineCalls")
+    assert r == {"built": 5, "tensors": 2, "hot": 0, "msGrew": True, "out": [0.0, 2.0], "pageClockCalls": 0}, r
+
+
+def test_engine_start_up_objects_are_out_of_the_collectors_generations(rel):
+    """bridge.freeze_startup_objects at engine start: the modules, op registry and numpy's
+    objects (tens of thousands) are frozen, so a full collection visits only the few made since."""
+    frozen, tracked, full_ms = rel("collectorScope")
+    assert frozen > 10000 and tracked < frozen / 2, (frozen, tracked, full_ms)
+
+
 def spec_nearest(in_size, out_size):
     """The ED's nearest-neighbor index, in exact arithmetic."""
     out = []

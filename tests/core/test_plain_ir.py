@@ -58,6 +58,34 @@ def test_node_attrs_are_normalised_spec_attributes_only():
     assert any("filter_perm" in step.attrs for step in g.plan.nodes)
 
 
+def test_kernel_params_are_those_infer_derives_and_fresh_per_plan():
+    """A node keeps the kernel parameters infer gave at the call (a plan does not run infer
+    again): equal to what infer derives from the node's spec attributes, a fresh dict per
+    call (plans add their caches to it), and derived again when not kept (a node made from
+    plain data, or parameters that are no immutable values)."""
+    ctx = Context("cpu")
+    g = sample_graph(ctx)
+    for node in g.nodes:
+        args, options = node.call_args()
+        again = node.op.infer(*args, **options).attrs
+        first = node.kernel_params()
+        assert first == again, node.op.name
+        first["_cache"] = 1
+        for v in first.values():
+            if isinstance(v, list):
+                v.append("changed")
+        assert node.kernel_params() == again
+    conv = next(n for n in g.nodes if n.op.name == "conv2d")
+    assert conv.inferred is not None
+    # a node made without them (or with parameters that are no immutable values) derives them
+    from webnn_core.graph import Node
+    bare = Node(conv.op, conv.inputs, conv.operands, conv.attrs, "")
+    assert bare.inferred is None and bare.kernel_params() == conv.kernel_params()
+    assert Node(conv.op, conv.inputs, conv.operands, conv.attrs, "", {"w": [[1], 2]}).inferred is None
+    g2 = from_json(Context("cpu"), *to_json(g))
+    assert next(n for n in g2.nodes if n.op.name == "conv2d").kernel_params() == conv.kernel_params()
+
+
 def test_round_trip_through_json_runs_identically():
     ctx = Context("cpu")
     g = sample_graph(ctx)

@@ -351,6 +351,39 @@ def test_channel_shuffle_chain_is_one_step(backend):
     np.testing.assert_array_equal(ctx.compute(plain, feeds)["y"], got["y"])
 
 
+@pytest.mark.parametrize("shape", [(1, 7, 24), (2, 3, 36), (1, 1, 4, 240), (3, 2), (5, 1)])
+def test_move_chain_groups_are_those_of_the_shuffle_it_computes(shape):
+    """A move chain is recognised with the groups g its data movement equals, checked against
+    every g (numpy's reshape/swapaxes per g, independent of the pass); chains that are no
+    channel shuffle (other permutations) are not recognised."""
+    from types import SimpleNamespace as NS
+
+    from webnn_core.backends.cpu.compile import _as_channel_shuffle
+
+    c, n = shape[-1], math.prod(shape)
+    rng = np.random.default_rng(3)
+
+    def shuffle(v, g):
+        return np.ascontiguousarray(np.swapaxes(v.reshape(v.shape[:-1] + (g, c // g)), -1, -2)).reshape(v.shape)
+
+    def groups_of(move):  # brute force: the smallest g whose shuffle the move equals (1: the identity)
+        idx = move(np.arange(n).reshape(shape))
+        return next((g for g in range(1, c + 1) if c % g == 0 and np.array_equal(idx, shuffle(np.arange(n).reshape(shape), g))), None)
+
+    moves = [lambda v, g=g: shuffle(v, g) for g in range(1, c + 1) if c % g == 0]
+    moves += [lambda v, p=rng.permutation(n): v.reshape(-1)[p].reshape(v.shape) for _ in range(3)]
+    moves += [lambda v: np.ascontiguousarray(v[..., ::-1])]
+    recognised = 0
+    for move in moves:
+        x, y = NS(shape=shape), NS(shape=shape)
+        chain = [NS(op=NS(compute=lambda attrs, v, m=move: m(v)), attrs={}, inputs=[x], outputs=[y])]
+        want = groups_of(move)
+        want = None if want == c and c > 1 else want  # g = C moves nothing the pass needs (C groups of 1 = identity)
+        assert _as_channel_shuffle(chain) == want
+        recognised += want is not None and want > 1
+    assert recognised == sum(1 for g in range(2, c) if c % g == 0)
+
+
 def test_move_chains_that_are_not_a_shuffle_stay(backend):
     def fn(b):
         x = b.input("x", {"dataType": "float32", "shape": [2, 3, 4, 5]})

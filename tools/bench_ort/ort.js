@@ -2,6 +2,8 @@
 // page load, because ORT reads its thread count once:
 //   ?ep=wasm&threads=N    ORT's own wasm EP (MLAS) on N threads
 //   ?ep=webnn             ORT's WebNN EP (deviceType cpu) on navigator.ml = the polyfill
+//   &layout=nchw|nhwc     ... with the polyfill's opSupportLimits().preferredInputLayout reported
+//                         as this (an experiment: which layout ORT builds its graphs in)
 //   &pthreads=N           ... with the polyfill's kernels on N threads (its `threads` config;
 //                         default navigator.hardwareConcurrency)
 // window.runBench(models, runs, budgetSeconds, warmupSeconds) -> {models: {name: {createMs, firstMs, runsMs,
@@ -11,6 +13,7 @@ const params = new URLSearchParams(location.search);
 const EP = params.get('ep') || 'wasm';
 const THREADS = Number(params.get('threads') || 1);
 const POLYFILL_THREADS = Number(params.get('pthreads')) || null;
+const PREFERRED_LAYOUT = params.get('layout');
 
 function loadScript(src) {
   return new Promise((resolve, reject) => {
@@ -31,45 +34,71 @@ function input(n, seed) {
   return out;
 }
 
-// Where the WebNN EP's session create goes: time spent inside the builder's
-// constant() calls, its op calls and build() (until its promise settles), summed
-// per model. Wraps the bench page's own MLGraphBuilder.prototype (measurement only).
+// Where the WebNN EP's session create goes: wall time inside every call ORT
+// makes into the polyfill (measurement only; wraps the bench page's own
+// interfaces): navigator.ml.createContext (ORT makes a context per session),
+// new MLGraphBuilder, constant()/input(), the op calls, build() (until its
+// promise settles), MLContext calls (opSupportLimits, createTensor, destroy,
+// ...), MLGraph/MLTensor calls and MLOperand attribute reads. Only the
+// outermost call counts (no call is counted twice). `engine`: the part of it
+// spent in the engine's bridge calls (engineStats.engine: Python and the
+// crossing, not the JS conversions).
 const builderMs = { constant: 0, ops: 0, build: 0, constants: 0, opCalls: 0 };
+// Each call's ms too: their medians show the typical call where a loaded machine
+// adds pauses (the process descheduled) to a few of them.
+const callMs = { constant: [], ops: [] };
+let contextMs = {};  // 'ML.createContext', 'MLContext.opSupportLimits', 'MLGraphBuilder()', ... -> {ms, calls}
+let depth = 0;
+
+function timed(fn, add) {
+  return function (...args) {
+    if (depth > 0) return fn.apply(this, args);
+    const t = performance.now();
+    depth++;
+    let out;
+    try { out = fn.apply(this, args); } catch (e) { depth--; add(performance.now() - t); throw e; }
+    depth--;
+    if (out && typeof out.then === 'function') {  // until it settles (ORT awaits each one)
+      return out.finally(() => add(performance.now() - t));
+    }
+    add(performance.now() - t);
+    return out;
+  };
+}
+
+function addTo(name) {
+  return (ms) => { const e = contextMs[name] ??= { ms: 0, calls: 0 }; e.ms += ms; e.calls++; };
+}
+
 function timeBuilderCalls() {
   const proto = MLGraphBuilder.prototype;
   for (const name of Object.getOwnPropertyNames(proto)) {
     const d = Object.getOwnPropertyDescriptor(proto, name);
     if (name === 'constructor' || typeof d.value !== 'function') continue;
-    const fn = d.value;
-    const wrapped = name === 'build'
-      ? async function (...args) { const t = performance.now(); try { return await fn.apply(this, args); } finally { builderMs.build += performance.now() - t; } }
-      : function (...args) {
-        const t = performance.now();
-        try { return fn.apply(this, args); } finally {
-          const dt = performance.now() - t;
-          if (name === 'constant' || name === 'input') { builderMs.constant += dt; builderMs.constants++; } else { builderMs.ops += dt; builderMs.opCalls++; }
-        }
-      };
-    Object.defineProperty(proto, name, { ...d, value: wrapped });
+    const add = name === 'build' ? (ms) => { builderMs.build += ms; }
+      : name === 'constant' || name === 'input' ? (ms) => { builderMs.constant += ms; builderMs.constants++; callMs.constant.push(ms); }
+        : (ms) => { builderMs.ops += ms; builderMs.opCalls++; callMs.ops.push(ms); };
+    Object.defineProperty(proto, name, { ...d, value: timed(d.value, add) });
   }
-  // And the context's calls (opSupportLimits, createTensor, ...), by name.
-  const cproto = MLContext.prototype;
-  for (const name of Object.getOwnPropertyNames(cproto)) {
-    const d = Object.getOwnPropertyDescriptor(cproto, name);
-    if (name === 'constructor' || typeof d.value !== 'function') continue;
-    const fn = d.value;
-    Object.defineProperty(cproto, name, { ...d, value: function (...args) {
-      const t = performance.now();
-      const add = () => { const e = contextMs[name] ??= { ms: 0, calls: 0 }; e.ms += performance.now() - t; e.calls++; };
-      let out;
-      try { out = fn.apply(this, args); } catch (e) { add(); throw e; }
-      if (out && typeof out.then === 'function') return out.finally(add);
-      add();
-      return out;
-    } });
+  // Everything else ORT calls, by interface and name.
+  for (const [iface, cls] of [['ML', ML], ['MLContext', MLContext], ['MLGraph', MLGraph], ['MLTensor', MLTensor],
+    ['MLOperand', MLOperand]]) {
+    const p = cls.prototype;
+    for (const name of Object.getOwnPropertyNames(p)) {
+      const d = Object.getOwnPropertyDescriptor(p, name);
+      if (name === 'constructor') continue;
+      if (typeof d.value === 'function') {
+        Object.defineProperty(p, name, { ...d, value: timed(d.value, addTo(`${iface}.${name}`)) });
+      } else if (typeof d.get === 'function') {
+        Object.defineProperty(p, name, { ...d, get: timed(d.get, addTo(`${iface}.${name}`)) });
+      }
+    }
   }
+  // new MLGraphBuilder(context): the global constructor, proxied (same prototype).
+  const Builder = MLGraphBuilder;
+  const addNew = addTo('new MLGraphBuilder');
+  self.MLGraphBuilder = new Proxy(Builder, { construct: timed((target, args, newTarget) => Reflect.construct(target, args, newTarget), addNew) });
 }
-let contextMs = {};
 
 const median = (v) => { const s = [...v].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 
@@ -83,6 +112,13 @@ window.ready = (async () => {
     await navigator.ml.createContext({ deviceType: 'cpu' });
     window.engineStartMs = performance.now() - t0;
     if (EP === 'polyfill') return;
+    if (PREFERRED_LAYOUT) {
+      const limits = MLContext.prototype.opSupportLimits;
+      Object.defineProperty(MLContext.prototype, 'opSupportLimits', {
+        value: function () { return { ...limits.call(this), preferredInputLayout: PREFERRED_LAYOUT }; },
+        writable: true, configurable: true,
+      });
+    }
     timeBuilderCalls();
   }
   await loadScript('/ortdist/ort.min.js');
@@ -108,11 +144,20 @@ window.runBench = async (models, runs, budget, warmup = 0) => {
       const bytes = new Uint8Array(await (await fetch(`/ortmodels/${m.file}`)).arrayBuffer());
       const ep = EP === 'webnn' ? { name: 'webnn', deviceType: 'cpu' } : 'wasm';
       Object.keys(builderMs).forEach((k) => { builderMs[k] = 0; });
+      callMs.constant = [];
+      callMs.ops = [];
       contextMs = {};
+      const engine0 = self.webnnPolyfill ? { ...webnnPolyfill.engineStats.engine } : null;
       let t = performance.now();
       const session = await ort.InferenceSession.create(bytes, { executionProviders: [ep], graphOptimizationLevel: 'all' });
       r.createMs = performance.now() - t;
-      if (EP === 'webnn') r.builder = { ...builderMs, context: structuredClone(contextMs) };
+      if (EP === 'webnn') {
+        const e = webnnPolyfill.engineStats.engine;
+        r.builder = { ...builderMs, context: structuredClone(contextMs),
+                      constantMedianMs: callMs.constant.length ? median(callMs.constant) : null,
+                      opMedianMs: callMs.ops.length ? median(callMs.ops) : null,
+                      engine: e && engine0 ? { ms: e.ms - engine0.ms, calls: e.calls - engine0.calls } : null };
+      }
       const feeds = {};
       m.inputs.forEach(([name, shape], i) => {
         feeds[name] = new ort.Tensor('float32', input(shape.reduce((a, b) => a * b, 1), 12345 + i), shape);

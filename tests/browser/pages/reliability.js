@@ -195,6 +195,44 @@ const CHECKS = {
     }
   },
 
+  // engineStats.engine counts the general bridge calls (not the hot write/dispatch/read)
+  // with the polyfill's saved clock: a page replacing performance.now is never called.
+  async engineCalls() {
+    const stats = webnnPolyfill.engineStats;
+    const before = { ...stats.engine };
+    const savedNow = performance.now;
+    let pageClockCalls = 0;
+    performance.now = () => { pageClockCalls++; return 0; };
+    try {
+      const ctx = await navigator.ml.createContext();
+      const b = new MLGraphBuilder(ctx);
+      const g = await b.build({ y: b.relu(b.input('x', { dataType: F32, shape: [2] })) });
+      const built = { ...stats.engine };
+      const x = await ctx.createTensor({ dataType: F32, shape: [2], writable: true });
+      const y = await ctx.createTensor({ dataType: F32, shape: [2], readable: true });
+      const tensorsMade = { ...stats.engine };
+      ctx.writeTensor(x, new Float32Array([-1, 2]));
+      ctx.dispatch(g, { x }, { y });
+      const out = Array.from(new Float32Array(await ctx.readTensor(y)));
+      return { built: built.calls - before.calls, tensors: tensorsMade.calls - built.calls,
+               hot: stats.engine.calls - tensorsMade.calls, msGrew: built.ms > before.ms, out, pageClockCalls };
+    } finally {
+      performance.now = savedNow;
+    }
+  },
+
+  // The engine's start-up objects are frozen out of the cyclic collector's generations:
+  // a full collection then traverses only what was made since (bridge.freeze_startup_objects).
+  async collectorScope() {
+    await navigator.ml.createContext();
+    const py = webnnPolyfill.pyodide();
+    return py.runPython(`
+import gc, time
+frozen = gc.get_freeze_count()
+t = time.perf_counter(); gc.collect(); full_ms = (time.perf_counter() - t) * 1e3
+[frozen, len(gc.get_objects()), full_ms]`).toJs();
+  },
+
   // #10: resample2d as the ED computes it (the test has the expected indices).
   async resample({ inSize, outSize, values }) {
     const ctx = await navigator.ml.createContext();

@@ -48,6 +48,7 @@ keep their buffers, so one plan must not be run re-entrantly.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -243,22 +244,44 @@ def _as_channel_shuffle(chain) -> int | None:
     """The groups g of the channel shuffle the move steps `chain` compute, or None.
     Decided by running the reference kernels on element indices, so it is exact."""
     x, y = chain[0].inputs[0], chain[-1].outputs[0]
-    n = math.prod(x.shape)
-    if tuple(x.shape) != tuple(y.shape) or not x.shape or n > MOVE_CHAIN_MAX_ELEMENTS:
+    if tuple(x.shape) != tuple(y.shape) or not x.shape or math.prod(x.shape) > MOVE_CHAIN_MAX_ELEMENTS:
         return None
-    v = np.arange(n, dtype=np.int32).reshape(x.shape)
-    for step in chain:
-        v = step.op.compute(step.attrs, v)
+    try:
+        moves = tuple((step.op, tuple(sorted(step.attrs.items()))) for step in chain)
+        hash(moves)
+    except TypeError:  # an attribute (or op) that is no plain value: not memoised
+        return _shuffle_groups.__wrapped__(tuple(x.shape), tuple((s.op, tuple(s.attrs.items())) for s in chain))
+    return _shuffle_groups(tuple(x.shape), moves)
+
+
+# The answer depends only on the input shape and the steps' ops (the registry's, which
+# live as long as the engine) and attributes, a pure function of immutable values, so it
+# is memoised: ShuffleNet repeats each stage's chain,
+# and a client such as ORT builds the same graphs again for every session.
+@functools.lru_cache(maxsize=256)
+def _shuffle_groups(shape: tuple, moves: tuple) -> int | None:
+    n = math.prod(shape)
+    v = np.arange(n, dtype=np.int32).reshape(shape)
+    for op, attrs in moves:
+        v = op.compute(dict(attrs), v)
     idx = np.asarray(v).reshape(-1)
-    flat = np.arange(n, dtype=np.int32)
-    if np.array_equal(idx, flat):
-        return 1
-    c = x.shape[-1]
-    for g in range(2, c):
-        if c % g == 0 and np.array_equal(idx, CHANNEL_SHUFFLE.compute({"groups": g, "shape": (n,)},
-                                                                       flat.reshape(x.shape))):
-            return g
-    return None
+    c = shape[-1]
+    # A shuffle in g >= 2 groups puts source channel C/g at channel 1 (j = 0, i = 1 in
+    # y[..., j * g + i] = x[..., i * (C / g) + j]): that names the only candidate g, then
+    # checked on every element (one candidate, not one full comparison per divisor of C).
+    # The identity (g = 1) has 1 there.
+    step = int(idx[1]) if c >= 2 else 1
+    if step == 1:
+        return 1 if np.array_equal(idx, np.arange(n, dtype=np.int32)) else None
+    if step < 1 or c % step:
+        return None
+    g = c // step
+    if not 2 <= g < c:
+        return None
+    # Compared as views: idx seen as [..., C/g, g] against the sources [..., g, C/g] swapped.
+    lead = shape[:-1]
+    want = np.swapaxes(np.arange(n, dtype=np.int32).reshape(lead + (g, step)), -1, -2)
+    return g if np.array_equal(idx.reshape(lead + (step, g)), want) else None
 
 
 def collapse_moves(nodes, output_ids) -> list:
