@@ -112,6 +112,19 @@ def test_page_replacing_json_does_not_break_the_polyfill(rel):
     assert rel("replacedIntrinsics") == {"y": [4.0, 6.0], "limits": "number"}
 
 
+def test_engine_starts_while_the_page_has_replaced_json(engine_browser, server):
+    """The same check in a fresh page, so that the engine's start itself (runtime,
+    snapshot, wheels) runs while JSON.stringify/parse throw and toJSON is on
+    Object/Array.prototype: the start must use only what it saved."""
+    page = engine_browser.new_page()
+    try:
+        page.goto(f"{server}/test-pages/reliability.html")
+        got = page.evaluate('runCheck("replacedIntrinsics", null)', timeout=180)
+        assert got == {"y": [4.0, 6.0], "limits": "number"}
+    finally:
+        page.close()
+
+
 def spec_nearest(in_size, out_size):
     """The ED's nearest-neighbor index, in exact arithmetic."""
     out = []
