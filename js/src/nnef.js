@@ -17,7 +17,8 @@
 // (semantics, tensor files) and NotSupportedError (operations WebNN cannot express),
 // each message starting with file:line:column.
 
-import { INTERNAL } from './webidl.js';
+import { INTERNAL, encodeJson } from './webidl.js';
+import { jsonParse } from './intrinsics.js';
 import { py, ref } from './engine.js';
 import { MLGraph, released, slotOf, slots } from './api.js';
 
@@ -88,7 +89,7 @@ export async function loadNNEF(context, source, options) {
     if (options.graph !== undefined) opts.graph = String(options.graph);
     if (options.attrs !== undefined && options.attrs !== null) {
       if (typeof options.attrs !== 'object') throw new TypeError('loadNNEF: options.attrs must be an object');
-      opts.attrs = JSON.parse(JSON.stringify(options.attrs));
+      opts.attrs = jsonParse(encodeJson(options.attrs));  // a plain copy, without the page's JSON or toJSON
     }
   }
   const entries = await nnefCollect(source);

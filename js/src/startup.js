@@ -27,6 +27,9 @@
 import { CORE_WHEEL, POLYFILL_VERSION, PYODIDE_VERSION, RUNTIME_MANIFEST } from './build_info.js';
 import { CONFIG, ENGINE_STATS, IS_CLASSIC_WORKER, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.js';
 import { elideZeroPages, restoreZeroPages } from './snapshot_pages.js';
+// The page may have replaced JSON (or added toJSON to prototypes): never use its.
+import { jsonParse } from './intrinsics.js';
+import { encodeJson } from './webidl.js';
 
 const SNAPSHOT_FORMAT = 3;  // bump when what a snapshot holds changes (3: zero pages elided)
 const SNAPSHOT_MAGIC = 0x534e4e57;  // 'WNNS'
@@ -252,7 +255,7 @@ function packSnapshot(meta, files, memory) {
 
 async function serializeSnapshot(meta, payload) {
   meta.payloadSha256 = await sha256Hex(payload);
-  const metaBytes = UTF8.encoder.encode(JSON.stringify(meta));
+  const metaBytes = UTF8.encoder.encode(encodeJson(meta));
   const head = Math.ceil((8 + metaBytes.length) / 16) * 16;
   const out = new Uint8Array(head + payload.length);
   const words = new DataView(out.buffer);
@@ -273,7 +276,7 @@ function parseSnapshot(bytes, verified = null) {
   if (words.getUint32(0, true) !== SNAPSHOT_MAGIC) throw new Error('not an engine snapshot');
   const metaLength = words.getUint32(4, true);
   if (8 + metaLength > bytes.length) throw new Error('snapshot truncated');
-  const meta = JSON.parse(UTF8.decoder.decode(bytes.subarray(8, 8 + metaLength)));
+  const meta = jsonParse(UTF8.decoder.decode(bytes.subarray(8, 8 + metaLength)));
   if (meta.format !== SNAPSHOT_FORMAT || meta.key !== snapshotKey()) throw new Error('snapshot made for another runtime build');
   const payload = bytes.subarray(Math.ceil((8 + metaLength) / 16) * 16);
   const [memoryOffset, memoryLength] = meta.memory;
@@ -611,21 +614,21 @@ async function startFresh(parts, { makeSnapshot }) {
   for (const [name, bytes] of [[RUNTIME_MANIFEST.numpyWheel, numpyWheel], [CORE_WHEEL, coreWheel]]) {
     FS.writeFile(`/tmp/${name}`, bytes);
     const listed = pyodide.runPython(`import json, zipfile
-with zipfile.ZipFile(${JSON.stringify(`/tmp/${name}`)}) as z:
-    z.extractall(${JSON.stringify(SITE_PACKAGES)})
+with zipfile.ZipFile(${encodeJson(`/tmp/${name}`)}) as z:
+    z.extractall(${encodeJson(SITE_PACKAGES)})
     names = json.dumps([n for n in z.namelist() if not n.endswith('/')])
 names`);
     FS.unlink(`/tmp/${name}`);
-    names.push(...JSON.parse(listed).map((n) => `${SITE_PACKAGES}/${n}`));
+    names.push(...jsonParse(listed).map((n) => `${SITE_PACKAGES}/${n}`));
   }
   const Module = pyodide._module;
   const tableStart = Module.wasmTable.length;
   const libs = await loadSideModules(Module, names.filter((n) => n.endsWith('.so')).sort());
   reportProgress('import');
   pyodide.runPython(`import importlib, gc
-for name in ${JSON.stringify(ENGINE_MODULES)}:
+for name in ${encodeJson(ENGINE_MODULES)}:
     importlib.import_module(name)
-for name in ${JSON.stringify(WARM_MODULES)}:
+for name in ${encodeJson(WARM_MODULES)}:
     try:
         importlib.import_module(name)
     except ImportError:

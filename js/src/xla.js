@@ -16,7 +16,7 @@
 // starting with line:column. The grammar library (lark, a verified wheel beside
 // the runtime) is loaded on the first call.
 
-import { INTERNAL } from './webidl.js';
+import { INTERNAL, encodeJson } from './webidl.js';
 import { LARK_WHEEL } from './build_info.js';
 import { ENGINE, py, ref } from './engine.js';
 import { fetchVerified } from './startup.js';
@@ -84,7 +84,7 @@ async function loadLark() {
   const path = `/tmp/${LARK_WHEEL}`;
   pyodide.FS.writeFile(path, bytes);
   pyodide.runPython(`import importlib, sysconfig, zipfile
-with zipfile.ZipFile(${JSON.stringify(path)}) as z:
+with zipfile.ZipFile(${encodeJson(path)}) as z:
     z.extractall(sysconfig.get_paths()["purelib"])
 importlib.invalidate_caches()`);
   pyodide.FS.unlink(path);

@@ -127,6 +127,19 @@ def test_engine_start_up_objects_are_out_of_the_collectors_generations(rel):
     assert frozen > 10000 and tracked < frozen / 2, (frozen, tracked, full_ms)
 
 
+def test_engine_starts_while_the_page_has_replaced_json(engine_browser, server):
+    """The same check in a fresh page, so that the engine's start itself (runtime,
+    snapshot, wheels) runs while JSON.stringify/parse throw and toJSON is on
+    Object/Array.prototype: the start must use only what it saved."""
+    page = engine_browser.new_page()
+    try:
+        page.goto(f"{server}/test-pages/reliability.html")
+        got = page.evaluate('runCheck("replacedIntrinsics", null)', timeout=180)
+        assert got == {"y": [4.0, 6.0], "limits": "number"}
+    finally:
+        page.close()
+
+
 def spec_nearest(in_size, out_size):
     """The ED's nearest-neighbor index, in exact arithmetic."""
     out = []
