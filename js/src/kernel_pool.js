@@ -33,7 +33,6 @@ const SavedAtomics = G.Atomics;
 const A = SavedAtomics && { load: SavedAtomics.load, store: SavedAtomics.store, add: SavedAtomics.add,
   compareExchange: SavedAtomics.compareExchange, notify: SavedAtomics.notify };
 const WasmMemory = G.WebAssembly && G.WebAssembly.Memory;
-const wasmCompile = G.WebAssembly && G.WebAssembly.compile;
 const wasmInstantiate = G.WebAssembly && G.WebAssembly.instantiate;
 const SavedUint8Array = Uint8Array;
 const SavedInt32Array = Int32Array;
@@ -181,11 +180,11 @@ class KernelPort {
   }
 }
 
-// Starts the pool: compiles the threads build, instantiates it here and in
-// `threads - 1` workers on one shared memory, and resolves when the workers that
-// could start are ready (a worker that fails is left out; none: throws).
-export async function startKernelPool(bytes, threads, names, sigs) {
-  const module = await wasmCompile(bytes);
+// Starts the pool: instantiates the threads build (`module`, compiled by
+// simd.js while the runtime loads) here and in `threads - 1` workers on one
+// shared memory, and resolves when the workers that could start are ready (a
+// worker that fails is left out; none: throws).
+export async function startKernelPool(module, threads, names, sigs) {
   const memory = new WasmMemory({ initial: INITIAL_PAGES, maximum: MAX_PAGES, shared: true });
   const instance = await wasmInstantiate(module, { env: { memory } });
   const port = new KernelPort(memory, instance.exports, names, sigs);

@@ -9,7 +9,8 @@
 //
 // Two builds of the same kernels: webnn-kernels-relaxed.wasm (relaxed SIMD:
 // f32x4.relaxed_madd, a fused multiply-add on CPUs with one) where the
-// engine validates it, else webnn-kernels.wasm (plain simd128).
+// engine has relaxed SIMD (RELAXED_PROBE validates) and compiles that build,
+// else webnn-kernels.wasm (plain simd128).
 //
 // The kernel pool (js/src/kernel_pool.js): on a cross-origin isolated page with
 // threads > 1, the threads build of the same variant (relaxed or not, so N
@@ -25,7 +26,7 @@
 // webnnPolyfill.engineStats.simd.
 
 import { CONFIG, ENGINE_STATS } from './config.js';
-import { ENGINE_MEMORY, RuntimeIntegrityError, fetchVerified } from './startup.js';
+import { ENGINE_MEMORY, RuntimeIntegrityError, fetchVerified, prefetchAlso, prefetchRuntime } from './startup.js';
 import { poolUnavailableReason, startKernelPool } from './kernel_pool.js';
 
 // fastPaths: the setting every new context's cpu backend starts with (each
@@ -40,6 +41,28 @@ export function defaultBackendOptions() {
 // A minimal module using v128 (i32.const 0; i8x16.splat; i8x16.popcnt).
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0,
   10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
+// The same with f32x4.relaxed_madd (three splats, then the fused multiply-add).
+const RELAXED_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0,
+  10, 19, 1, 17, 0, 65, 0, 253, 15, 65, 0, 253, 15, 65, 0, 253, 15, 253, 133, 2, 11]);
+// Intrinsics taken at script load: the page may replace its globals later.
+const WA = globalThis.WebAssembly
+  ? { validate: WebAssembly.validate, compile: WebAssembly.compile, instantiate: WebAssembly.instantiate } : null;
+
+function validates(bytes) {
+  try {
+    return !!WA && WA.validate.call(WebAssembly, bytes);
+  } catch (e) {
+    return false;
+  }
+}
+
+// Probed when this script loads, never during a start: WebKit (JSC) validates
+// synchronously behind the compilations it has queued, and once Pyodide's 10 MB
+// module was tiering up, validating the 31-byte probe blocked the page for
+// 0.4-1.5 s (cold profile, 2 cores). Knowing the build to use at once also lets
+// its fetch and compilation start with the runtime's own files.
+const HAS_SIMD = validates(SIMD_PROBE);
+const HAS_RELAXED = HAS_SIMD && validates(RELAXED_PROBE);
 
 // The effective setting: false (numpy only), 'simd128' or true (best build).
 function simdSetting() {
@@ -65,26 +88,61 @@ function pyToJs(value) {
   return value;
 }
 
-// The kernels are runtime files too: verified against the build's sha256.
-async function fetchBytes(name) {
-  return fetchVerified(name);
+// ---------------------------------------------------------------- loading
+// The kernel files are fetched, verified (they are runtime files: the build's
+// sha256) and compiled from the moment the runtime's own files are
+// (startup.js prefetchRuntime), so a start only instantiates them. Each is
+// fetched once per prefetch round: after a failed start, the next fetches afresh.
+const KERNEL_LOADS = new WeakMap();
+
+function once(key, load) {
+  const round = prefetchRuntime();
+  if (!KERNEL_LOADS.has(round)) KERNEL_LOADS.set(round, new Map());
+  const loads = KERNEL_LOADS.get(round);
+  if (!loads.has(key)) {
+    const promise = load();
+    promise.catch(() => {});  // reported by whoever awaits it
+    loads.set(key, promise);
+  }
+  return loads.get(key);
 }
 
-async function loadKernelModule(memory, allowRelaxed, threadsBuild = false) {
-  if (!WebAssembly.validate(SIMD_PROBE)) throw new Error('this browser has no WebAssembly SIMD');
-  let bytes = null;
-  if (allowRelaxed) {
-    try {
-      bytes = await fetchBytes(threadsBuild ? 'webnn-kernels-threads-relaxed.wasm' : 'webnn-kernels-relaxed.wasm');
-      if (!WebAssembly.validate(bytes)) bytes = null;  // no relaxed SIMD here
-    } catch (e) {
-      if (e instanceof RuntimeIntegrityError) throw e;  // tampered: refuse, do not fall back
-      bytes = null;
+// A kernel build, compiled: {module, relaxed}. Relaxed SIMD where allowed and
+// the engine has it, else (or if that build does not compile here) the simd128
+// build. Compiled asynchronously: a synchronous compile or validate can block
+// the page (above). A tampered file is refused, never replaced by the other build.
+function kernelBuild(allowRelaxed, threadsBuild) {
+  const relaxed = allowRelaxed && HAS_RELAXED;
+  return once(`${relaxed}/${threadsBuild}`, async () => {
+    if (!HAS_SIMD) throw new Error('this browser has no WebAssembly SIMD');
+    if (relaxed) {
+      try {
+        const bytes = await fetchVerified(threadsBuild ? 'webnn-kernels-threads-relaxed.wasm' : 'webnn-kernels-relaxed.wasm');
+        return { module: await WA.compile.call(WebAssembly, bytes), relaxed: true };
+      } catch (e) {
+        if (e instanceof RuntimeIntegrityError) throw e;  // tampered: refuse, do not fall back
+        // not fetched, or no relaxed SIMD here: the simd128 build
+      }
     }
-  }
-  if (!bytes) bytes = await fetchBytes(threadsBuild ? 'webnn-kernels-threads.wasm' : 'webnn-kernels.wasm');
-  if (threadsBuild) return bytes;
-  const { instance } = await WebAssembly.instantiate(bytes, { env: { memory } });
+    const bytes = await fetchVerified(threadsBuild ? 'webnn-kernels-threads.wasm' : 'webnn-kernels.wasm');
+    return { module: await WA.compile.call(WebAssembly, bytes), relaxed: false };
+  });
+}
+
+// What a start will ask for, with the page's settings as they are now (a start
+// asks again with its own: anything that changed since is loaded then). Both
+// builds at once: each compilation may wait behind Pyodide's in WebKit.
+function prefetchKernels() {
+  const allowRelaxed = simdSetting() !== 'simd128';
+  kernelBuild(allowRelaxed, false);
+  if (!poolUnavailableReason(ENGINE_STATS.threads.requested)) kernelBuild(allowRelaxed, true);
+}
+prefetchAlso(prefetchKernels);
+
+// The single-thread kernels' exports, on Pyodide's memory.
+async function loadKernelModule(memory, allowRelaxed) {
+  const { module } = await kernelBuild(allowRelaxed, false);
+  const instance = await WA.instantiate.call(WebAssembly, module, { env: { memory } });
   return instance.exports;
 }
 
@@ -103,9 +161,9 @@ async function attachPool(pyodide, fast, status) {
   }
   try {
     const fused = /relaxed/.test(status.detail);
-    const bytes = await loadKernelModule(null, fused, true);
+    const { module } = await kernelBuild(fused, true);
     const kernels = pyToJs(fast.pool_kernels());
-    const port = await startKernelPool(bytes, stats.requested, kernels.map((k) => k[0]), kernels.map((k) => k[1]));
+    const port = await startKernelPool(module, stats.requested, kernels.map((k) => k[0]), kernels.map((k) => k[1]));
     pyToJs(fast.attach_pool(port, fused, `wasm ${fused ? 'relaxed-simd' : 'simd128'} threads build on a shared WebAssembly.Memory`));
     stats.active = port.threads;
     stats.reason = port.threads < stats.requested

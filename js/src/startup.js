@@ -369,6 +369,12 @@ async function storeSnapshot(cache, bytes) {
 // ---------------------------------------------------------------- prefetch
 
 let PREFETCH = null;
+// Other files every start needs, fetched from the same moment (simd.js: the kernels).
+const PREFETCH_ALSO = [];
+
+export function prefetchAlso(start) {
+  PREFETCH_ALSO.push(start);
+}
 
 // After a failed start: the next one fetches afresh (the network may be back).
 export function forgetPrefetch() {
@@ -400,6 +406,7 @@ export function prefetchRuntime() {
     PROGRESS.total += files[RUNTIME_MANIFEST.numpyWheel].size + files[CORE_WHEEL].size;
     PREFETCH.wheels();
   }, () => {});
+  for (const start of PREFETCH_ALSO) start();
   return PREFETCH;
 }
 

@@ -120,7 +120,9 @@ def test_build_time_snapshot_in_every_engine(engine, request, server):
     in Chromium): "built", the numpy battery equal to native numpy; the next
     start in that profile restores the copy it stored ("restored"), same
     numbers, fresh random draws.  WebKitGTK used to refuse it (its function
-    table came out 1154 entries longer; js/src/startup.js exportsAsInTable)."""
+    table came out 1154 entries longer; js/src/startup.js exportsAsInTable).
+    The SIMD kernels attach in each, and the relaxed-SIMD build exactly where the
+    engine validates it (js/src/simd.js decides by a probe at script load)."""
     if not list((ROOT / "dist").glob("webnn-engine-*.snapshot.gz")):
         pytest.skip("no build-time snapshot in dist/ (Chromium missing at build time?)")
     url = f"{server}/test-pages/startup.html?" + urllib.parse.urlencode({"config": "{}", "battery": BATTERY})
@@ -144,6 +146,9 @@ def test_build_time_snapshot_in_every_engine(engine, request, server):
     assert_battery_matches_numpy(built["battery"])
     assert restored["battery"] == built["battery"]
     assert built["random"] != restored["random"]
+    for run in runs:
+        assert run["simd"]["backend"], run["simd"]
+        assert ("relaxed" in run["simd"]["detail"]) == run["relaxedValidates"], (engine, run["simd"])
 
 CORRUPT = r"""async (kind) => {
   const cache = await caches.open('webnn-polyfill-engine');
@@ -216,6 +221,8 @@ def tampered_dist(tmp_path, pick):
     ("build snapshot", {}),
     ("webnn-kernels-relaxed.wasm", {}),
     ("webnn-kernels-threads-relaxed.wasm", {}),
+    ("webnn-kernels.wasm", {"fastPaths": "simd128"}),
+    ("webnn-kernels-threads.wasm", {"fastPaths": "simd128"}),
 ])
 def test_a_tampered_runtime_file_is_refused(browser, tmp_path, which, config):
     import serve
@@ -253,6 +260,12 @@ def test_progress_events_and_prefetch(browser, server):
         context.close()
     assert "pyodide.asm.wasm" in early["beforeCreate"]
     assert "pyodide.asm.wasm" not in late["beforeCreate"]
+    # The SIMD kernels too (js/src/simd.js): the one-thread build and, on this
+    # cross-origin isolated page, the kernel pool's threads build.
+    kernels = {"webnn-kernels-relaxed.wasm", "webnn-kernels.wasm"}
+    threads = {"webnn-kernels-threads-relaxed.wasm", "webnn-kernels-threads.wasm"}
+    assert kernels & set(early["beforeCreate"]) and threads & set(early["beforeCreate"]), early["beforeCreate"]
+    assert not (kernels | threads) & set(late["beforeCreate"]), late["beforeCreate"]
     for result in (early, late):
         events = result["progress"]
         phases = [e["phase"] for e in events]
@@ -262,6 +275,21 @@ def test_progress_events_and_prefetch(browser, server):
         assert fractions == sorted(fractions)
         loaded = [e["loaded"] for e in events]
         assert loaded == sorted(loaded) and loaded[-1] > 10_000_000  # Pyodide's wasm alone is ~10 MB
+
+
+def test_without_the_relaxed_simd_builds_the_simd128_builds_run(browser, server):
+    """The relaxed-SIMD kernel files missing (404), not tampered with: the start
+    falls back to the simd128 builds, single-thread and pool alike."""
+    context = browser.new_context()
+    try:
+        context.route("**/webnn-kernels*-relaxed.wasm", lambda route: route.fulfill(status=404, body="gone"))
+        fallback = run_start(context, server)
+    finally:
+        context.close()
+    assert fallback["simd"]["backend"] and "relaxed" not in fallback["simd"]["detail"], fallback["simd"]
+    if fallback["threads"]["requested"] > 1:
+        assert fallback["threads"]["active"] > 1 and fallback["threads"]["reason"] is None, fallback["threads"]
+    assert_battery_matches_numpy(fallback["battery"])
 
 
 def test_build_snapshot_sent_with_content_encoding_gzip(browser):
