@@ -106,10 +106,12 @@ async function verifyBytes(name, bytes) {
   return bytes;
 }
 
-async function readAll(response) {
+// `onChunk` (optional) sees each chunk as it arrives.
+async function readAll(response, onChunk = null) {
   if (!response.body || !response.body.getReader) {
     const bytes = new Uint8Array(await response.arrayBuffer());
     reportProgress(null, bytes.length);
+    if (onChunk) onChunk(bytes);
     return bytes;
   }
   const reader = response.body.getReader();
@@ -121,6 +123,7 @@ async function readAll(response) {
     chunks.push(value);
     size += value.length;
     reportProgress(null, value.length);
+    if (onChunk) onChunk(value);
   }
   const out = new Uint8Array(size);
   let at = 0;
@@ -266,19 +269,43 @@ async function serializeSnapshot(meta, payload) {
   return out;
 }
 
-// Parses a stored snapshot and starts compiling its libraries; throws on
-// anything unexpected. `verified` settles when its bytes are known good: the
-// payload's sha256 (computed meanwhile), or the integrity check of the file it
-// came from. A restore awaits it before any of those bytes run.
-function parseSnapshot(bytes, verified = null) {
-  if (bytes.length < 16 || bytes.byteOffset % 16) throw new Error('snapshot too short');
+// A snapshot's meta and where its payload starts; null while `bytes` (its
+// beginning) are too few to tell. Throws on anything unexpected.
+function snapshotHead(bytes) {
+  if (bytes.length < 16) return null;
+  if (bytes.byteOffset % 16) throw new Error('snapshot misaligned');
   const words = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (words.getUint32(0, true) !== SNAPSHOT_MAGIC) throw new Error('not an engine snapshot');
   const metaLength = words.getUint32(4, true);
-  if (8 + metaLength > bytes.length) throw new Error('snapshot truncated');
+  if (8 + metaLength > bytes.length) return null;
   const meta = jsonParse(UTF8.decoder.decode(bytes.subarray(8, 8 + metaLength)));
   if (meta.format !== SNAPSHOT_FORMAT || meta.key !== snapshotKey()) throw new Error('snapshot made for another runtime build');
-  const payload = bytes.subarray(Math.ceil((8 + metaLength) / 16) * 16);
+  return { meta, payloadStart: Math.ceil((8 + metaLength) / 16) * 16 };
+}
+
+// numpy's side modules, compiled (not run: a restore instantiates them only once
+// the snapshot's bytes are known good).
+function compileLibraries(meta, files) {
+  if (!meta.libs.every((lib) => files.has(lib.path))) throw new Error('snapshot lacks a library it lists');
+  const libraries = Promise.all(meta.libs.map((lib) => WA.compile.call(WebAssembly, files.get(lib.path))));
+  libraries.catch(() => {});
+  return libraries;
+}
+
+function filesOf(meta, filesBytes) {
+  return new Map(meta.files.map(([path, offset, size]) => [path, filesBytes.subarray(offset, offset + size)]));
+}
+
+// Parses a stored snapshot and starts compiling its libraries (unless given
+// them, compiled from these bytes already); throws on anything unexpected.
+// `verified` settles when its bytes are known good: the payload's sha256
+// (computed meanwhile), or the integrity check of the file it came from. A
+// restore awaits it before any of those bytes run.
+function parseSnapshot(bytes, verified = null, libraries = null) {
+  const head = snapshotHead(bytes);
+  if (!head) throw new Error('snapshot truncated');
+  const { meta } = head;
+  const payload = bytes.subarray(head.payloadStart);
   const [memoryOffset, memoryLength] = meta.memory;
   if (memoryOffset + memoryLength !== payload.length) throw new Error('snapshot truncated');
   if (!verified) {
@@ -288,18 +315,63 @@ function parseSnapshot(bytes, verified = null) {
   }
   verified.catch(() => {});
   // The package files, in a buffer of their own (the file system keeps them).
-  const filesBuffer = payload.slice(0, memoryOffset);
-  const files = new Map(meta.files.map(([path, offset, size]) => [path, filesBuffer.subarray(offset, offset + size)]));
+  const files = filesOf(meta, payload.slice(0, memoryOffset));
   if (!meta.libs.every((lib) => files.has(lib.path))) throw new Error('snapshot lacks a library it lists');
   // Compiled now, while the rest of the runtime loads.
-  const libraries = Promise.all(meta.libs.map((lib) => WA.compile.call(WebAssembly, files.get(lib.path))));
-  libraries.catch(() => {});
+  libraries = libraries || compileLibraries(meta, files);
   // Pyodide's memory snapshot again, in a fresh (so zeroed) buffer of its full
   // length: its restore copies every byte of it into memory, the zero pages
   // too, so what the runtime wrote there before the restore does not survive.
   const { length, zeroRuns } = meta.memoryPages;
   const memory = restoreZeroPages(payload.subarray(memoryOffset, memoryOffset + memoryLength), zeroRuns, length);
   return { meta, files, libraries, verified, memory };
+}
+
+// The build-time snapshot inflated while it downloads, into one buffer of its
+// recorded raw size. The libraries start compiling as soon as the package files
+// are out (they precede the memory image): most of the inflating still to come
+// then overlaps their compilation. write() each gzip chunk, then close().
+function inflating(rawSize) {
+  const raw = new Uint8Array(rawSize);
+  let received = 0;
+  let head = null;
+  let libraries = null;
+  const inflate = new DecompressionStream('gzip');
+  const writer = inflate.writable.getWriter();
+  const compileEarly = () => {
+    head = head || snapshotHead(raw.subarray(0, received));
+    if (!head) return;
+    const filesEnd = head.payloadStart + head.meta.memory[0];
+    if (received >= filesEnd) libraries = compileLibraries(head.meta, filesOf(head.meta, raw.subarray(head.payloadStart, filesEnd)));
+  };
+  const reader = inflate.readable.getReader();
+  const done = (async () => {
+    for (;;) {
+      const { done: end, value } = await reader.read();
+      if (end) break;
+      if (received + value.length > raw.length) throw new Error('snapshot larger than its recorded size');
+      raw.set(value, received);
+      received += value.length;
+      if (!libraries) {
+        try {
+          compileEarly();
+        } catch (e) {
+          libraries = Promise.reject(e);  // parseSnapshot says what is wrong, at the end
+          libraries.catch(() => {});
+        }
+      }
+    }
+    if (received !== raw.length) throw new Error('snapshot truncated');
+    return raw;
+  })();
+  done.catch((e) => reader.cancel(e).catch(() => {}));  // stop inflating what is of no use
+  const quietly = (p) => p.catch(() => {});  // a failure surfaces through `done`
+  return {
+    write: (chunk) => quietly(writer.write(chunk)),
+    close: () => quietly(writer.close()),
+    abort: (e) => quietly(writer.abort(e)),
+    done: async () => ({ bytes: await done, libraries }),
+  };
 }
 
 async function openSnapshotCache() {
@@ -333,7 +405,21 @@ async function findSnapshot(cache) {
   if (CONFIG.snapshot && CONFIG.buildSnapshot !== false && built && built.key === snapshotKey()
       && typeof DecompressionStream === 'function') {
     PROGRESS.total += RUNTIME_MANIFEST.files[built.file].size;
-    const got = await readAll(await fetchResponse(built.file));
+    let inflater;  // decided by the first chunk: gzip, or decoded already
+    let got;
+    try {
+      got = await readAll(await fetchResponse(built.file), (chunk) => {
+        if (inflater === undefined) {
+          inflater = chunk.length >= 2 && chunk[0] === 0x1f && chunk[1] === 0x8b && built.rawSize ? inflating(built.rawSize) : null;
+        }
+        if (inflater) inflater.write(chunk);
+      });
+    } catch (e) {
+      if (inflater) inflater.abort(e);
+      throw e;
+    }
+    if (inflater) inflater.close();
+    markTime('snapshotFetched');
     // A server may have decoded it already (Content-Encoding: gzip): then the
     // raw snapshot's hash applies.
     const gzipped = got[0] === 0x1f && got[1] === 0x8b;
@@ -347,12 +433,15 @@ async function findSnapshot(cache) {
     integrity.catch(() => {});
     try {
       let bytes = got;
-      if (gzipped) {
+      let libraries = null;
+      if (inflater) {
+        ({ bytes, libraries } = await inflater.done());
+      } else if (gzipped) {
         const stream = new Blob([got]).stream().pipeThrough(new DecompressionStream('gzip'));
         bytes = new Uint8Array(await new Response(stream).arrayBuffer());
       }
       markTime('snapshotRead');
-      return { source: 'build', bytes, ...parseSnapshot(bytes, integrity) };
+      return { source: 'build', bytes, ...parseSnapshot(bytes, integrity, libraries) };
     } catch (e) {
       await integrity;
       if (CONFIG.debug) console.warn('webnn-polyfill: built engine snapshot unusable, starting normally:', e);

@@ -200,6 +200,34 @@ def test_a_damaged_snapshot_falls_back_to_a_normal_start(browser, server):
         context.close()
 
 
+@pytest.mark.parametrize("delta", [-4096, 4096])
+def test_a_build_snapshot_of_another_size_falls_back_to_a_normal_start(browser, tmp_path, delta):
+    """The build-time snapshot is inflated while it downloads into a buffer of
+    its recorded raw size (js/src/startup.js inflating): inflating to more or to
+    fewer bytes than recorded is no restore but a normal start."""
+    import re
+    import serve
+
+    if not list((ROOT / "dist").glob("webnn-engine-*.snapshot.gz")):
+        pytest.skip("no build-time snapshot in dist/")
+    dist = tmp_path / "dist"
+    shutil.copytree(ROOT / "dist", dist)
+    script = dist / "webnn-polyfill.js"
+    text, count = re.subn(r"rawSize: (\d+)", lambda m: f"rawSize: {int(m.group(1)) + delta}", script.read_text())
+    assert count == 1
+    script.write_text(text)
+    mounts = {**serve.default_mounts(), "/dist/": dist, "/test-pages/": ROOT / "tests" / "browser" / "pages"}
+    srv = serve.start(mounts=mounts)
+    context = browser.new_context()
+    try:
+        result = run_start(context, f"http://127.0.0.1:{srv.server_address[1]}")
+    finally:
+        context.close()
+        srv.shutdown()
+    assert result["snapshot"] == "created", result["snapshot"]
+    assert_battery_matches_numpy(result["battery"])
+
+
 def tampered_dist(tmp_path, pick):
     dist = tmp_path / "dist"
     shutil.copytree(ROOT / "dist", dist)
