@@ -130,7 +130,10 @@ def report(layout: str, runs: int, cprofile: int) -> str:
     return out.getvalue()
 
 
-def in_browser(args) -> str:
+def _in_polyfill_page(query: str, body: str, args: list):
+    """Evaluate `async ([...args]) => {...body}` on the bench page with only the
+    polyfill (tools/bench_ort/ort.html?ep=polyfill&QUERY), after this file was
+    run in the page's Pyodide (its functions in py.globals, as `py`)."""
     from playwright.sync_api import sync_playwright
 
     import serve
@@ -142,16 +145,21 @@ def in_browser(args) -> str:
             browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
                                         args=["--no-sandbox"])
             page = browser.new_page()
-            page.goto(f"http://127.0.0.1:{srv.server_address[1]}/ortbench/ort.html?ep=polyfill")
-            return page.evaluate("""async ([layout, runs, n]) => {
+            page.goto(f"http://127.0.0.1:{srv.server_address[1]}/ortbench/ort.html?ep=polyfill{query}")
+            return page.evaluate("""async (args) => {
               await window.ready;
               const code = await (await fetch('/tools/profile_build.py')).text();
               const py = webnnPolyfill.pyodide();
               py.runPython(code.replace(/^if __name__ == .*$/m, 'if False:'), { globals: py.globals });
-              return py.runPython(`report(${JSON.stringify(layout)}, ${runs}, ${n})`, { globals: py.globals });
-            }""", [args.layout, args.runs, args.cprofile])
+              return (async ([a, b, c]) => { """ + body + """ })(args);
+            }""", args)
     finally:
         srv.shutdown()
+
+
+def in_browser(args) -> str:
+    return _in_polyfill_page("", "return py.runPython(`report(${JSON.stringify(a)}, ${b}, ${c})`, "
+                                 "{ globals: py.globals });", [args.layout, args.runs, args.cprofile])
 
 
 # -- ORT's bridge calls: record in the browser, replay without ORT (--ort) ------------------
@@ -304,28 +312,9 @@ def replay_report(calls: list, runs: int, cprofile: int) -> str:
 def replay_in_browser(calls: list, runs: int, cprofile: int) -> str:
     import json
 
-    from playwright.sync_api import sync_playwright
-
-    import serve
-
-    srv = serve.start(mounts={**serve.default_mounts(), "/ortbench/": ROOT / "tools" / "bench_ort",
-                              "/tools/": ROOT / "tools"})
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
-                                        args=["--no-sandbox"])
-            page = browser.new_page()
-            page.goto(f"http://127.0.0.1:{srv.server_address[1]}/ortbench/ort.html?ep=polyfill&pthreads=1")
-            return page.evaluate("""async ([calls, runs, n]) => {
-              await window.ready;
-              const code = await (await fetch('/tools/profile_build.py')).text();
-              const py = webnnPolyfill.pyodide();
-              py.runPython(code.replace(/^if __name__ == .*$/m, 'if False:'), { globals: py.globals });
-              py.globals.set('CALLS_JSON', calls);
-              return py.runPython(`import json; replay_report(json.loads(CALLS_JSON), ${runs}, ${n})`, { globals: py.globals });
-            }""", [json.dumps(calls), runs, cprofile])
-    finally:
-        srv.shutdown()
+    return _in_polyfill_page("&pthreads=1", "py.globals.set('CALLS_JSON', a); "
+                             "return py.runPython(`import json; replay_report(json.loads(CALLS_JSON), ${b}, ${c})`, "
+                             "{ globals: py.globals });", [json.dumps(calls), runs, cprofile])
 
 
 def main(argv=None) -> int:

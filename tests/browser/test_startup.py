@@ -59,6 +59,16 @@ def run_start(context, server, config=None, squeezenet=False, wait=0, dist_url=N
     return result
 
 
+def cold_start_served_by(browser, srv):
+    """One start on a fresh profile from the server `srv`, which is shut down after."""
+    context = browser.new_context()
+    try:
+        return run_start(context, f"http://127.0.0.1:{srv.server_address[1]}")
+    finally:
+        context.close()
+        srv.shutdown()
+
+
 def native_battery():
     scope = {}
     exec(compile(BATTERY.replace("json.dumps(out)", "result = json.dumps(out)"), "battery", "exec"), scope)
@@ -218,12 +228,7 @@ def test_a_build_snapshot_of_another_size_falls_back_to_a_normal_start(browser, 
     script.write_text(text)
     mounts = {**serve.default_mounts(), "/dist/": dist, "/test-pages/": ROOT / "tests" / "browser" / "pages"}
     srv = serve.start(mounts=mounts)
-    context = browser.new_context()
-    try:
-        result = run_start(context, f"http://127.0.0.1:{srv.server_address[1]}")
-    finally:
-        context.close()
-        srv.shutdown()
+    result = cold_start_served_by(browser, srv)
     assert result["snapshot"] == "created", result["snapshot"]
     assert_battery_matches_numpy(result["battery"])
 
@@ -339,11 +344,6 @@ def test_build_snapshot_sent_with_content_encoding_gzip(browser):
     srv = serve.Server(("127.0.0.1", 0), handler)
     import threading
     threading.Thread(target=srv.serve_forever, daemon=True).start()
-    context = browser.new_context()
-    try:
-        result = run_start(context, f"http://127.0.0.1:{srv.server_address[1]}")
-    finally:
-        context.close()
-        srv.shutdown()
+    result = cold_start_served_by(browser, srv)
     assert result["snapshot"] == "built"
     assert_battery_matches_numpy(result["battery"])
