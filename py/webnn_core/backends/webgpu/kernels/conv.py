@@ -79,20 +79,26 @@ def conv2d(call: Call) -> list:
     return conv2d_tiled(call) if kernel == "tiled" else conv2d_direct(call)
 
 
-def conv2d_direct(call: Call) -> list:
+def conv2d_geometry(call: Call):
+    """What both conv2d kernels start from: conv_operands(), then the input's (n, c, h, w),
+    the output's (o, oh, ow), the filter's (kh, kw, input channels per group) and its
+    element strides of (o, ky, kx, ci), the input's NCHW strides, (groups, output
+    channels per group), strides, dilations and the (top, left) padding."""
     x, w, bias, out, a, layout = conv_operands(call)
-    n, c, h, wd = (x.shape[p] for p in LAYOUT_AXES[layout])
-    _, o, oh, ow = (out.shape[p] for p in LAYOUT_AXES[layout])
+    axes = LAYOUT_AXES[layout]
     perm = a["filter_perm"]
     _, kh, kw, ig = (w.shape[p] for p in perm)
     fst = wgsl.strides(w.shape)
-    wo, wy, wx, wi = (fst[p] for p in perm)  # filter strides of o, ky, kx, ci
-    xn, xc, xh, xw = nchw_strides(x.shape, layout)
-    groups = a["groups"]
-    og = o // groups
-    sh, sw = a["strides"]
-    dh, dw = a["dilations"]
+    _, o, oh, ow = (out.shape[p] for p in axes)
     pt, _, pl, _ = a["padding"]
+    return (x, w, bias, out, a, layout, tuple(x.shape[p] for p in axes), (o, oh, ow), (kh, kw, ig),
+            tuple(fst[p] for p in perm), nchw_strides(x.shape, layout), (a["groups"], o // a["groups"]),
+            tuple(a["strides"]), tuple(a["dilations"]), (pt, pl))
+
+
+def conv2d_direct(call: Call) -> list:
+    (x, w, bias, out, a, layout, (n, c, h, wd), (o, oh, ow), (kh, kw, ig), (wo, wy, wx, wi), (xn, xc, xh, xw),
+     (groups, og), (sh, sw), (dh, dw), (pt, pl)) = conv2d_geometry(call)
     # Each thread computes CB output channels of one pixel (CB = 4 when the
     # channels of a group allow): every input value loaded serves 4 MACs.
     cb = 4 if og % 4 == 0 else 1
@@ -242,20 +248,10 @@ def packed_filter(perm, groups, kp, ogp):
 
 
 def conv2d_tiled(call: Call) -> list:
-    x, w, bias, out, a, layout = conv_operands(call)
-    n, c, h, wd = (x.shape[p] for p in LAYOUT_AXES[layout])
-    _, o, oh, ow = (out.shape[p] for p in LAYOUT_AXES[layout])
-    perm = a["filter_perm"]
-    _, kh, kw, ig = (w.shape[p] for p in perm)
-    fst = wgsl.strides(w.shape)
-    wo, wy, wx, wi = (fst[p] for p in perm)
-    xn, xc, xh, xw = nchw_strides(x.shape, layout)
+    (x, w, bias, out, a, layout, (n, c, h, wd), (o, oh, ow), (kh, kw, ig), (wo, wy, wx, wi), (xn, xc, xh, xw),
+     (groups, og), (sh, sw), (dh, dw), (pt, pl)) = conv2d_geometry(call)
     yn, yc, yh, yw = nchw_strides(out.shape, layout)
-    groups = a["groups"]
-    og = o // groups
-    sh, sw = a["strides"]
-    dh, dw = a["dilations"]
-    pt, _, pl, _ = a["padding"]
+    perm = a["filter_perm"]
     bm, bn, bk = *tile_shape(og), 16
     m = n * oh * ow
     k = kh * kw * ig
