@@ -16,12 +16,13 @@ def rand(*shape, scale=1.0):
     return (RNG.standard_normal(shape) * scale).astype(np.float32)
 
 
-def build(fn, fast_paths=True):
+def build(fn, fast_paths=True, **options):
     """fn(builder) -> ({input name: array}, {output name: operand}); returns (ctx, graph, feeds).
-    The random data is reseeded per build, so a reference build sees the same data."""
+    The random data is reseeded per build, so a reference build sees the same data.
+    `options`: more context options (e.g. layoutPass=False)."""
     global RNG
     RNG = np.random.default_rng(7)
-    ctx = Context("cpu", options={"fastPaths": fast_paths})
+    ctx = Context("cpu", options={"fastPaths": fast_paths, **options})
     b = ctx.graph_builder()
     feeds, outs = fn(b)
     return ctx, b.build(outs), feeds
@@ -292,12 +293,7 @@ def test_nchw_chain_runs_in_nhwc_with_one_transpose_at_each_edge(backend):
     # The builder's graph is unchanged: still NCHW, spec attributes only.
     assert all(n.attrs.get("inputLayout", "nchw") == "nchw" for n in graph.nodes if n.op.name == "conv2d")
     # Same kernels, so the same bits as without the pass.
-    ctx = Context("cpu", options={"layoutPass": False})
-    b = ctx.graph_builder()
-    global RNG
-    RNG = np.random.default_rng(7)
-    feeds, outs = nchw_net(b)
-    plain = b.build(outs)
+    ctx, plain, feeds = build(nchw_net, layoutPass=False)
     assert not any(s.op.name == "transpose" for s in plain.plan.nodes)
     np.testing.assert_array_equal(ctx.compute(plain, feeds)["y"], got["y"])
 
@@ -341,12 +337,7 @@ def test_channel_shuffle_chain_is_one_step(backend):
     assert "channelShuffle" not in graph.context.backend.fallback_reasons  # wk_shuffle ran
     assert np.unique(got["y"]).size > got["y"].size // 2  # not degenerate: a wrong shuffle would show
     # The same kernels in NCHW (no layout pass: the shuffle stays three numpy steps): the same bits.
-    ctx = Context("cpu", options={"layoutPass": False})
-    b = ctx.graph_builder()
-    global RNG
-    RNG = np.random.default_rng(7)
-    feeds, outs = shufflenet_unit(b)
-    plain = b.build(outs)
+    ctx, plain, feeds = build(shufflenet_unit, layoutPass=False)
     assert "channelShuffle" not in op_names(plain)
     np.testing.assert_array_equal(ctx.compute(plain, feeds)["y"], got["y"])
 
@@ -426,12 +417,7 @@ def test_ort_transposes_meet_the_layout_pass(backend):
     assert names.count("identity") == 2 and names.count("channelAverage") == 1, names
     assert "pad" not in names and "averagePool2d" not in names
     assert "channelAverage" not in graph.context.backend.fallback_reasons  # wk_chanavg ran
-    ctx = Context("cpu", options={"layoutPass": False})
-    b = ctx.graph_builder()
-    global RNG
-    RNG = np.random.default_rng(7)
-    feeds, outs = ort_lrn_unit(b)
-    plain = b.build(outs)
+    ctx, plain, feeds = build(ort_lrn_unit, layoutPass=False)
     assert op_names(plain).count("transpose") == 4
     np.testing.assert_array_equal(ctx.compute(plain, feeds)["y"], got["y"])
 
