@@ -29,6 +29,11 @@ export const now = typeof performance === 'object' && performance && typeof perf
 export const SavedWeakRef = typeof WeakRef === 'function' ? WeakRef : null;
 export const objectDefineProperty = Object.defineProperty;
 export const savedFetch = typeof fetch === 'function' ? fetch : null;
+// WebAssembly's functions (call them with WebAssembly as `this`); null without WebAssembly.
+export const savedWebAssembly = typeof WebAssembly === 'object' ? {
+  validate: WebAssembly.validate, compile: WebAssembly.compile, compileStreaming: WebAssembly.compileStreaming,
+  instantiate: WebAssembly.instantiate, Memory: WebAssembly.Memory,
+} : null;
 export const typedArrayBuffer = uncurryThis(Object.getOwnPropertyDescriptor(typedArrayProto, 'buffer').get);
 export const typedArraySet = uncurryThis(typedArrayProto.set);
 export const typedArrayByteLength = uncurryThis(Object.getOwnPropertyDescriptor(typedArrayProto, 'byteLength').get);

@@ -28,6 +28,7 @@
 import { CONFIG, ENGINE_STATS } from './config.js';
 import { ENGINE_MEMORY, RuntimeIntegrityError, fetchVerified, prefetchAlso, prefetchRuntime } from './startup.js';
 import { poolUnavailableReason, startKernelPool } from './kernel_pool.js';
+import { savedWebAssembly } from './intrinsics.js';
 
 // fastPaths: the setting every new context's cpu backend starts with (each
 // context owns its switch; engineStats.kernels.setFastPaths(ctx, on) flips one).
@@ -45,8 +46,7 @@ const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 
 const RELAXED_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0,
   10, 19, 1, 17, 0, 65, 0, 253, 15, 65, 0, 253, 15, 65, 0, 253, 15, 253, 133, 2, 11]);
 // Intrinsics taken at script load: the page may replace its globals later.
-const WA = globalThis.WebAssembly
-  ? { validate: WebAssembly.validate, compile: WebAssembly.compile, instantiate: WebAssembly.instantiate } : null;
+const WA = savedWebAssembly;
 
 function validates(bytes) {
   try {

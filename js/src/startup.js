@@ -28,7 +28,7 @@ import { CORE_WHEEL, POLYFILL_VERSION, PYODIDE_VERSION, RUNTIME_MANIFEST } from 
 import { CONFIG, ENGINE_STATS, IS_CLASSIC_WORKER, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.js';
 import { elideZeroPages, restoreZeroPages } from './snapshot_pages.js';
 // The page may have replaced JSON (or added toJSON to prototypes): never use its.
-import { jsonParse } from './intrinsics.js';
+import { jsonParse, savedWebAssembly } from './intrinsics.js';
 import { encodeJson } from './webidl.js';
 
 const SNAPSHOT_FORMAT = 3;  // bump when what a snapshot holds changes (3: zero pages elided)
@@ -37,10 +37,7 @@ const SNAPSHOT_CACHE = 'webnn-polyfill-engine';
 const SITE_PACKAGES = '/lib/python3.12/site-packages';
 const SO_FLAGS = { loadAsync: false, nodelete: true, allowUndefined: true, global: false };
 // Intrinsics taken at script load: the page may replace its globals later.
-const WA = {
-  compile: WebAssembly.compile, compileStreaming: WebAssembly.compileStreaming,
-  instantiate: WebAssembly.instantiate, Memory: WebAssembly.Memory,
-};
+const WA = savedWebAssembly;
 const EMPTY_WASM_MODULE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]);
 
 // Whether this page's Content-Security-Policy lets it compile and instantiate
