@@ -168,6 +168,13 @@ def table(res: dict, names: list) -> str:
         out.append(f"| {ort_models.TITLES[n]} | " + " | ".join(cells) +
                    f" | {ratio(med.get('webnn'), med.get('wasm1'))} | {ratio(med.get('webnn'), med.get('wasmN'))}"
                    f" | {ratio(med.get('webnn1'), med.get('webnn'))} | {diff} |")
+    if "shufflenet_add" in names:
+        out.append("")
+        out.append("The \"extra\" row is not a benchmark model: the same ShuffleNet with each 2-input Sum written as Add "
+                   "(tools/bench_ort/models.py). ORT's WebNN EP has no builder for ONNX Sum, so on the real model it runs "
+                   "14 WebNN graphs with its own wasm Sum between them (14 writeTensor, 14 dispatch, 27 readTensor per "
+                   "run); with Add the polyfill gets the whole network as one graph. It shows the cost of ORT's "
+                   "partitioning, never the ShuffleNet result.")
     out.append("")
     out.append("Session create ms (`InferenceSession.create` from the model bytes), and WebNN EP ÷ wasm 1 thread:\n")
     out.append("| model | " + " | ".join(labels[k] for k in keys if k in labels) + " | WebNN EP / wasm 1 thread |")
