@@ -116,16 +116,16 @@ window.ready = (async () => {
     await navigator.ml.createContext({ deviceType: 'cpu' });
     window.engineStartMs = performance.now() - t0;
     if (EP === 'polyfill') return;
-    if (EP === 'standin') {
-      await loadScript('standin.js');
-      await webnnStandin.init();
-    }
     if (PREFERRED_LAYOUT) {
       const limits = MLContext.prototype.opSupportLimits;
       Object.defineProperty(MLContext.prototype, 'opSupportLimits', {
         value: function () { return { ...limits.call(this), preferredInputLayout: PREFERRED_LAYOUT }; },
         writable: true, configurable: true,
       });
+    }
+    if (EP === 'standin') {  // after the layout switch: the stand-in reports the same table
+      await loadScript('standin.js');
+      await webnnStandin.init();
     }
     if (EP === 'webnn') timeBuilderCalls();
   }
