@@ -167,13 +167,15 @@ def table(res: dict, names: list) -> str:
                f"Each model's timed runs follow untimed warm-up runs (at least 3 and {res.get('warmupSeconds', '?')} s; "
                "V8 tiers wasm up in the background). "
                "max |Δ| / max |y|: the first 64 outputs of the WebNN EP against ORT wasm on 1 thread, "
-               "relative to the largest of them (a check that both ran the same network).\n")
+               "relative to the largest of them (a check that both ran the same network). WebNN calls per run: the "
+               "MLContext writeTensor / dispatch / readTensor calls ORT makes in one session.run (one dispatch per "
+               "WebNN graph ORT cut the model into).\n")
     out.append("`session.run` median ms (min), WebNN EP (default threads) ÷ ORT wasm (above 1: the polyfill is "
                "slower), and the polyfill's N-thread speed-up over its 1 kernel thread:\n")
     out.append("| model | " + " | ".join(labels[k] for k in keys if k in labels) +
                " | WebNN EP / wasm 1 thread | WebNN EP / wasm N threads | polyfill 1 thread / N threads"
-               " | max \\|Δ\\| / max \\|y\\|, WebNN EP vs wasm |")
-    out.append("|---|" + "---:|" * (len(labels) + 4))
+               " | max \\|Δ\\| / max \\|y\\|, WebNN EP vs wasm | WebNN calls per run (write / dispatch / read) |")
+    out.append("|---|" + "---:|" * (len(labels) + 5))
     for n in names:
         cells, med = [], {}
         for k in keys:
@@ -190,9 +192,11 @@ def table(res: dict, names: list) -> str:
         if a.get("output") and b.get("output"):
             scale = max(abs(y) for y in b["output"]) or 1.0
             diff = f"{max(abs(x - y) for x, y in zip(a['output'], b['output'])) / scale:.1e}"
+        per_run = a.get("callsPerRun")
+        calls = "–" if not per_run else " / ".join(f"{per_run[k]:g}" for k in ("write", "dispatch", "read"))
         out.append(f"| {ort_models.TITLES[n]} | " + " | ".join(cells) +
                    f" | {ratio(med.get('webnn'), med.get('wasm1'))} | {ratio(med.get('webnn'), med.get('wasmN'))}"
-                   f" | {ratio(med.get('webnn1'), med.get('webnn'))} | {diff} |")
+                   f" | {ratio(med.get('webnn1'), med.get('webnn'))} | {diff} | {calls} |")
     if "shufflenet_add" in names:
         out.append("")
         out.append("The \"extra\" row is not a benchmark model: the same ShuffleNet with each 2-input Sum written as Add "

@@ -11,7 +11,8 @@
 //   &pthreads=N           ... with the polyfill's kernels on N threads (its `threads` config;
 //                         default navigator.hardwareConcurrency)
 // window.runBench(models, runs, budgetSeconds, warmupSeconds) -> {models: {name: {createMs, firstMs, runsMs,
-// medianMs, minMs, warmupRuns, output: first values, checksum}}, crossOriginIsolated, hardwareConcurrency}.
+// medianMs, minMs, warmupRuns, output: first values, checksum, callsPerRun (WebNN EP: writeTensor, dispatch and
+// readTensor calls per session.run)}}, crossOriginIsolated, hardwareConcurrency}.
 'use strict';
 const params = new URLSearchParams(location.search);
 const EP = params.get('ep') || 'wasm';
@@ -228,11 +229,16 @@ window.runBench = async (models, runs, budget, warmup = 0, createRuns = 5) => {
         r.warmupRuns++;
       }
       r.runsMs = [];
+      const callsBefore = structuredClone(contextMs);
       const start = performance.now();
       while (r.runsMs.length < runs && (r.runsMs.length < 3 || performance.now() - start < budget * 1000)) {
         t = performance.now();
         res = await session.run(feeds);
         r.runsMs.push(performance.now() - t);
+      }
+      if (EP === 'webnn') {  // ORT's partitions: the MLContext calls of one session.run
+        const per = (name) => ((contextMs[name]?.calls ?? 0) - (callsBefore[name]?.calls ?? 0)) / r.runsMs.length;
+        r.callsPerRun = { write: per('MLContext.writeTensor'), dispatch: per('MLContext.dispatch'), read: per('MLContext.readTensor') };
       }
       r.medianMs = median(r.runsMs);
       r.minMs = Math.min(...r.runsMs);
