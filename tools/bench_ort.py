@@ -396,7 +396,8 @@ def main(argv=None) -> int:
     p.add_argument("--warmup", type=float, default=5,
                    help="untimed session.run seconds per model before timing (>= 3 runs; default 5)")
     p.add_argument("--budget", type=float, default=20, help="seconds per model after which repeats stop (>= 3 runs)")
-    p.add_argument("--models", default=",".join(ort_models.MODELS))
+    p.add_argument("--models", default=",".join(ort_models.MODELS),
+                   help=f"default {','.join(ort_models.MODELS)}; variants: {','.join(ort_models.SUM_AS_ADD)}")
     p.add_argument("--threads", type=int, default=0, help="N of the N-thread wasm row (default: the CPU count)")
     p.add_argument("--preferred-layout", choices=("nchw", "nhwc"),
                    help="an experiment: the polyfill's opSupportLimits().preferredInputLayout as ORT sees it "
@@ -418,9 +419,9 @@ def main(argv=None) -> int:
     args.configs = [c for c in args.configs.split(",") if c]
     if set(args.configs) - set(CONFIGS):
         p.error(f"unknown configs: {', '.join(sorted(set(args.configs) - set(CONFIGS)))} (known: {', '.join(CONFIGS)})")
-    unknown = set(args.models) - set(ort_models.MODELS)
+    unknown = set(args.models) - set(ort_models.TITLES)
     if unknown:
-        p.error(f"unknown models: {', '.join(sorted(unknown))} (known: {', '.join(ort_models.MODELS)})")
+        p.error(f"unknown models: {', '.join(sorted(unknown))} (known: {', '.join(ort_models.TITLES)})")
     if not (ROOT / "dist" / "webnn-polyfill.js").exists():
         print("bench_ort: dist/ is not built: run ./dev build first", file=sys.stderr)
         return 2

@@ -61,3 +61,15 @@ def test_transformer_block_matches_numpy():
     expected = r1 + gelu @ w["w2"] + w["b2"]
     (y,) = ReferenceEvaluator(m).run(None, {"x": x.astype(np.float32)})
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name, base, sums", [("shufflenet_add", "shufflenet", 13), ("resnet50_add", "resnet50", 16)])
+def test_sum_as_add_variants_differ_only_in_the_residual_sums(name, base, sums):
+    """The variants (tools/bench_ort/models.SUM_AS_ADD) are the light net with its two-input Sums as Add."""
+    a, b = models.build(base), models.build(name)
+    assert [n.op_type for n in a.graph.node].count("Sum") == sums
+    assert [n.op_type for n in b.graph.node].count("Sum") == 0
+    assert [(n.op_type, list(n.input)) for n in b.graph.node] == [
+        ("Add" if n.op_type == "Sum" else n.op_type, list(n.input)) for n in a.graph.node]
+    assert [t.raw_data for t in a.graph.initializer] == [t.raw_data for t in b.graph.initializer]
+    assert name not in models.MODELS  # only when asked for

@@ -9,6 +9,8 @@ PyPI `onnx` package and seeded random weights (the same bytes every time).
 - mlp: 2 layers on a 4x64 input (MatMul+Add+Relu, MatMul+Add).
 - transformer: one pre-norm encoder block, 16 tokens x 64 features, 4 heads,
   feed-forward 256 with erf GELU (opset 17: LayerNormalization).
+- shufflenet_add, resnet50_add (variants, only when asked for): the light net with
+  each two-input Sum written as Add.
 """
 from __future__ import annotations
 
@@ -23,6 +25,11 @@ TITLES = {"squeezenet": "SqueezeNet 1.0 (onnx light net)", "shufflenet": "Shuffl
           "inception_v1": "Inception v1 (onnx light net)", "resnet50": "ResNet50 (onnx light net)",
           "mlp": "2-layer MLP (4x64)", "transformer": "one transformer block (16 tokens)"}
 MODELS = list(TITLES)
+# Variants, not in the default list: a light net with each two-input Sum as Add (the same function).
+# ORT's WebNN EP (1.30) has no Sum builder, so it cuts ShuffleNet and ResNet50 into 14 and 17 WebNN
+# graphs around their residual Sums; with Add it hands each network over as one graph.
+SUM_AS_ADD = {"shufflenet_add": "shufflenet", "resnet50_add": "resnet50"}
+TITLES.update({"shufflenet_add": "ShuffleNet, Sum as Add (variant)", "resnet50_add": "ResNet50, Sum as Add (variant)"})
 VERSION = 1  # bump when a model changes: cached files are rebuilt
 
 
@@ -149,10 +156,23 @@ def _transformer(seed: int, tokens=16, d=64, heads=4, ffn=256):
     return model
 
 
+def sum_as_add(model):
+    """The model with each two-input Sum node as Add (the same function)."""
+    import onnx
+
+    for n in model.graph.node:
+        if n.op_type == "Sum" and len(n.input) == 2:
+            n.op_type = "Add"
+    onnx.checker.check_model(model)
+    return model
+
+
 def build(name: str, seed: int = 17):
     """The onnx.ModelProto of one benchmark model."""
     if name in LIGHT_NETS:
         return _light(name, seed)
+    if name in SUM_AS_ADD:
+        return sum_as_add(_light(SUM_AS_ADD[name], seed))
     return {"mlp": _mlp, "transformer": _transformer}[name](seed)
 
 
