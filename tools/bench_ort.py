@@ -354,7 +354,8 @@ def standin_table(res: dict, names: list) -> str:
         reps = max((len(v.get("standin", [])) for v in fr.values()), default=0)
         out.append(f"The first create of each model in a fresh page (the issue's setting: nothing of the model loaded "
                    f"before), {reps} pages per engine, interleaved; each page first creates the MLP on its EP, untimed "
-                   f"(ORT compiles its wasm and sets the EP up, as the bench pages' warm-up session does). The stand-in page has no polyfill in it (the stand-in alone, "
+                   f"(ORT compiles its wasm and sets the EP up, as the bench pages' warm-up session does; so the MLP's row is "
+                   f"its second create). The stand-in page has no polyfill in it (the stand-in alone, "
                    f"answering from the tape above); median (min) ms:\n")
         out.append("| model | wasm EP | WebNN EP on the polyfill | WebNN EP on the stand-in | stand-in ÷ wasm EP "
                    "| polyfill ÷ wasm EP | left for WebNN by the target | builder calls (off tape) |")
