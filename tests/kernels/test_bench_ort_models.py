@@ -110,3 +110,15 @@ def test_bench_table_shows_the_partitions_and_labels_the_extra_row():
     assert rows[1].startswith("| extra: ShuffleNet, Sum→Add") and rows[1].endswith("| 1 / 1 / 1 |")
     assert 'The "extra" row is not a benchmark model' in text
     assert 'The "extra" row' not in bench_ort.table(res, ["shufflenet"])
+
+
+@pytest.mark.parametrize("name, base, sums", [("shufflenet_add", "shufflenet", 13), ("resnet50_add", "resnet50", 16)])
+def test_sum_as_add_variants_differ_only_in_the_residual_sums(name, base, sums):
+    """The variants (tools/bench_ort/models.SUM_AS_ADD) are the light net with its two-input Sums as Add."""
+    a, b = models.build(base), models.build(name)
+    assert [n.op_type for n in a.graph.node].count("Sum") == sums
+    assert [n.op_type for n in b.graph.node].count("Sum") == 0
+    assert [(n.op_type, list(n.input)) for n in b.graph.node] == [
+        ("Add" if n.op_type == "Sum" else n.op_type, list(n.input)) for n in a.graph.node]
+    assert [t.raw_data for t in a.graph.initializer] == [t.raw_data for t in b.graph.initializer]
+    assert (name in models.MODELS) == (name == "shufflenet_add")  # resnet50_add only when asked for
