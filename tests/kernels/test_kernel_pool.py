@@ -345,6 +345,25 @@ def test_a_small_kernel_reading_an_image_runs_on_the_pool_as_one_tile(pool, monk
     ctx.destroy()
 
 
+def test_a_kernel_reading_an_image_splits_from_the_chained_threshold(pool, monkeypatch):
+    """A job whose input is an image copies nothing in: it is split from
+    tiles.CHAINED_POOL_MIN_WORK on, not POOL_MIN_WORK (here: nothing would be split)."""
+    monkeypatch.setattr(tiling, "MIN_TILE_WORK", 1)
+    monkeypatch.setattr(tiling, "POOL_MIN_WORK", 1 << 40)
+    monkeypatch.setattr(tiling, "CHAINED_POOL_MIN_WORK", 0)
+    single, _ = run(two_fires, 1)
+    tiles = []
+    real_run = pool.port.run
+    pool.port.run = lambda fn, nargs, ntiles, table: tiles.append(ntiles) or real_run(fn, nargs, ntiles, table)
+    try:
+        out, _ = run(two_fires, pool.threads)
+    finally:
+        del pool.port.run
+    np.testing.assert_array_equal(out["y"], single["y"])
+    # per dispatch: 4 expands (concat slices), the second squeeze, the pool, the conv, split
+    assert len(tiles) == 2 * 7 and min(tiles) > 1, tiles
+
+
 def test_a_concat_with_a_non_pool_producer_has_no_image(pool, split_everything):
     """A concat input some numpy op writes (here a sigmoid of the squeeze output): no
     image for that concat; its slices go through the numpy buffer and its reader copies
