@@ -224,10 +224,12 @@ class _Plan:
             pool = self.cpu.kernel_pool
             if pool is not None:
                 image = self.image if planned else None
-                if (chained and pool.holds(x)) or (image is not None and image.slices):
+                if (image is not None and image.slices) or (
+                        chained and pool.holds(x) and (out is not self.out or self.out_geometry[1])):
                     # Too small to pay for a job that copies, but its input is already in the
                     # pool's memory (or its output goes into a concat image): run there, in
-                    # tiles from tiles.CHAINED_POOL_MIN_WORK on, else as one tile.
+                    # tiles from tiles.CHAINED_POOL_MIN_WORK on, else as one tile. (Not into a
+                    # concat slice without an image: its whole extent would cross twice.)
                     if self.chained_tiles is None:
                         self.chained_tiles = _tiles(self.keep[0], self.chained_parts, self.direct, self.scratch_floats)
                     tiles, tables = self.chained_tiles, self.chained_tables
