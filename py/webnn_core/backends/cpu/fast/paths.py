@@ -479,9 +479,9 @@ def _pool(cpu, name, fn_name, attrs, x):
     n, h, w, c = xn.shape
     oh, ow = attrs["out_hw"]
     out = attrs.get("_out") if nhwc else None
-    if out is not None:
-        # A compiled node: resolve its call once, then run it.
-        p = _pool_params(attrs, xn.shape, out.strides[2] // 4)
+    if out is not None or (nhwc and attrs.get("_x") is not None):
+        # A compiled node (with a planned output, or reading one): resolve its call once, then run it.
+        p = _pool_params(attrs, xn.shape, out.strides[2] // 4 if out is not None else c)
         parts = _pool_parts(cpu, attrs, p)
         tiles = _tiles(p, parts, False, 0) if parts > 1 else None
         plan = attrs["_plan"] = _make_plan(backend, fn_name, [addr(p), 0, 0], 1, attrs.get("_x"), out, 2,
