@@ -111,11 +111,11 @@ def test_calls_below_pool_min_work_stay_on_the_calling_thread(pool, monkeypatch)
     assert pool.jobs > jobs
 
 
-def test_concat_slices_cross_the_shared_memory_alone(pool, split_everything):
+def test_concat_slices_are_written_into_the_concat_image(pool, split_everything):
     """A fire module's expand convs write channel slices of one concat buffer: on the
-    pool each writes a contiguous array (copied into its slice after the job), so no
-    slice's extent - most of the concat buffer - is copied into the shared memory;
-    and both read the squeeze conv's output where it was left in shared memory."""
+    pool each writes its slice straight into the concat's image in shared memory (no
+    slice's extent copied in), both read the squeeze conv's output where it was left
+    in shared memory, and the max pool (a graph output) reads the concat's image."""
     fn = CASES["fire module (in-place concat) + pool"]
     single, _ = run(fn, 1)
     sizes = []
@@ -128,8 +128,9 @@ def test_concat_slices_cross_the_shared_memory_alone(pool, split_everything):
         del pool.port.put
     np.testing.assert_array_equal(out["y"], single["y"])
     x, squeezed, concat = 15 * 13 * 16 * 4, 15 * 13 * 8 * 4, 15 * 13 * 24 * 4
-    assert pool.reused - reused == 2 * 2 * squeezed  # two dispatches, two readers each
-    # the last reader freed the image (checked while the graph and its buffers live)
+    # two dispatches: two readers of the squeeze output, one of the concat
+    assert pool.reused - reused == 2 * (2 * squeezed + concat)
+    # the last reader freed the images (checked while the graph and its buffers live)
     ctx = Context("cpu", options={"threads": pool.threads})
     b = ctx.graph_builder()
     feeds, outs = fn(b, np.random.default_rng(11))
@@ -137,12 +138,10 @@ def test_concat_slices_cross_the_shared_memory_alone(pool, split_everything):
     ctx.compute(graph, feeds)
     assert pool._images == images
     ctx.destroy()
-    # per dispatch: the graph input and the concat buffer for the pool (constants go in
-    # once, on the first dispatch); the squeeze output never: both expand convs read
-    # the image its kernel left in shared memory
+    # per dispatch only the graph input goes in (constants once, on the first dispatch)
     activations = [n for n in sizes if n in (x, squeezed, concat)]
-    assert sorted(activations) == sorted([x, concat] * 2)
-    assert not [n for n in sizes if squeezed < n < concat * 2 and n not in (x, concat)], sizes
+    assert sorted(activations) == [x, x]
+    assert not [n for n in sizes if squeezed < n < concat * 2 and n != x], sizes
 
 
 def test_pool_matches_numpy_reference(pool, split_everything):
@@ -326,6 +325,21 @@ def test_buffers_only_pool_kernels_read_never_leave_the_shared_memory(pool, spli
     ctx.destroy()
 
 
+def test_a_pool_whose_output_is_a_graph_output_reads_the_image(pool, split_everything):
+    """conv -> global average pool (a graph output, so no planned buffer of its own): the
+    pool still reads the conv's image, so the conv output never comes out."""
+    def fn(b, rng):
+        x = b.input("x", {"dataType": "float32", "shape": [1, 13, 13, 16]})
+        y = b.conv2d(x, const(b, rand(rng, 40, 1, 1, 16, scale=0.3)), inputLayout="nhwc", filterLayout="ohwi")
+        return {"x": rand(rng, 1, 13, 13, 16)}, {"y": b.averagePool2d(y, layout="nhwc")}
+
+    single, _ = run(fn, 1)
+    ctx, _, results, copies = _dispatches(pool, fn, [None])
+    np.testing.assert_array_equal(results[0]["y"], single["y"])
+    assert copies.puts == [13 * 13 * 16 * 4] and copies.gets == [40 * 4], (copies.puts, copies.gets)
+    ctx.destroy()
+
+
 def test_a_small_kernel_reading_an_image_runs_on_the_pool_as_one_tile(pool, monkeypatch):
     """Below POOL_MIN_WORK a call is not split, but when its input is already an image
     in the shared memory it still runs there (one tile: nothing crosses)."""
@@ -343,6 +357,25 @@ def test_a_small_kernel_reading_an_image_runs_on_the_pool_as_one_tile(pool, monk
     # (warm dispatch + this one) x (2 expands + squeeze + 2 expands + pool + conv)
     assert pool.jobs - jobs == 2 * 7
     ctx.destroy()
+
+
+def test_a_kernel_reading_an_image_splits_from_the_chained_threshold(pool, monkeypatch):
+    """A job whose input is an image copies nothing in: it is split from
+    tiles.CHAINED_POOL_MIN_WORK on, not POOL_MIN_WORK (here: nothing would be split)."""
+    monkeypatch.setattr(tiling, "MIN_TILE_WORK", 1)
+    monkeypatch.setattr(tiling, "POOL_MIN_WORK", 1 << 40)
+    monkeypatch.setattr(tiling, "CHAINED_POOL_MIN_WORK", 0)
+    single, _ = run(two_fires, 1)
+    tiles = []
+    real_run = pool.port.run
+    pool.port.run = lambda fn, nargs, ntiles, table: tiles.append(ntiles) or real_run(fn, nargs, ntiles, table)
+    try:
+        out, _ = run(two_fires, pool.threads)
+    finally:
+        del pool.port.run
+    np.testing.assert_array_equal(out["y"], single["y"])
+    # per dispatch: 4 expands (concat slices), the second squeeze, the pool, the conv, split
+    assert len(tiles) == 2 * 7 and min(tiles) > 1, tiles
 
 
 def test_a_concat_with_a_non_pool_producer_has_no_image(pool, split_everything):

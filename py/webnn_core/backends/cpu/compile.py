@@ -610,8 +610,8 @@ def plan_buffers(nodes, output_ids) -> list:
 def _plan_images(nodes, live, new_attrs, produced) -> None:
     """Tell the kernels that write each planned buffer who reads it (`_planned`, a
     fast.shared.Planned; a kernel pool keeps the buffer's image in its shared memory
-    for them): how many compiled pool kernels (a conv with packed weights or a pool
-    with a planned output, reading it as their input), and whether anything else
+    for them): how many compiled pool kernels (a conv with packed weights or a pool,
+    reading it as their input), and whether anything else
     does (then the image is copied out into the numpy array; otherwise the numpy
     array is never filled). A concat buffer whose every slice such a kernel writes
     gets an image of its own, written slice by slice (`slices`)."""
@@ -627,7 +627,7 @@ def _plan_images(nodes, live, new_attrs, produced) -> None:
             return False
         if node.op.name in CONV_OPS:
             return node.attrs.get("_prep") is not None
-        return "_out" in new_attrs.get(i, {})
+        return "_out" in new_attrs.get(i, {}) or "_x" in new_attrs.get(i, {})
 
     def planned(vid, arr, slices=0):
         readers = consumers.get(vid, [])

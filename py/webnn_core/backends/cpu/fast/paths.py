@@ -117,25 +117,28 @@ def _threads(cpu) -> int:
     return threads
 
 
-def _parts(cpu, work: int, rows: int) -> int:
+def _parts(cpu, work: int, rows: int, chained: bool = False) -> int:
     """How many tiles a call of `work` multiply-adds (or taps) over `rows` rows is
     split into on `cpu`'s threads. A kernel pool job has a fixed cost (staging,
     copies in and out of the shared memory, JS crossings, waking workers; ~0.2 ms
-    in Pyodide), so calls below tiles.POOL_MIN_WORK stay on the calling thread there."""
+    in Pyodide), so calls below tiles.POOL_MIN_WORK stay on the calling thread there;
+    `chained`: a job whose input and output are images in the pool's memory (nothing
+    copied), split from tiles.CHAINED_POOL_MIN_WORK on."""
     threads = _threads(cpu)
-    if threads > 1 and work < tiling.POOL_MIN_WORK and cpu.kernel_pool is not None:
-        return 1
+    if threads > 1 and cpu.kernel_pool is not None:
+        if work < (tiling.CHAINED_POOL_MIN_WORK if chained else tiling.POOL_MIN_WORK):
+            return 1
     return tiling.parts_for(work, rows, threads)
 
 
-def _conv_parts(cpu, prep: PackedConv, p) -> int:
+def _conv_parts(cpu, prep: PackedConv, p, chained: bool = False) -> int:
     if _threads(cpu) <= 1:
         return 1
     rows = int(p[0]) * int(p[4])
     macs = rows * int(p[5]) * prep.out_channels * (prep.kh * prep.kw if prep.kind == "dw" else prep.k)
     if tiling.is_direct_conv(p) and prep.kind != "dw":
         rows = int(p[0]) * int(p[4]) * int(p[5])
-    return _parts(cpu, macs, rows)
+    return _parts(cpu, macs, rows, chained)
 
 
 class _Tile:
@@ -199,8 +202,8 @@ class _Plan:
     Holds references to every array whose address it caches."""
 
     __slots__ = ("backend", "fn", "name", "args", "x_index", "x_expected", "out", "out_index", "out_shape", "keep",
-                 "tiles", "cpu", "scratch_index", "consts", "tables", "scatter", "image", "out_geometry", "one_tile",
-                 "one_tile_tables", "scratch_floats", "x_image")
+                 "tiles", "cpu", "scratch_index", "consts", "tables", "scatter", "image", "out_geometry",
+                 "chained_tiles", "chained_tables", "chained_parts", "direct", "scratch_floats", "x_image")
 
     def __call__(self, x):
         args = self.args
@@ -221,12 +224,15 @@ class _Plan:
             pool = self.cpu.kernel_pool
             if pool is not None:
                 image = self.image if planned else None
-                if (chained and pool.holds(x)) or (image is not None and image.slices):
-                    # Too small to split, but its input is already in the pool's memory (or
-                    # its output goes into a concat image): one tile there, nothing copied.
-                    if self.one_tile is None:
-                        self.one_tile = _tiles(self.keep[0], 1, False, self.scratch_floats)
-                    tiles, tables = self.one_tile, self.one_tile_tables
+                if (image is not None and image.slices) or (
+                        chained and pool.holds(x) and (out is not self.out or self.out_geometry[1])):
+                    # Too small to pay for a job that copies, but its input is already in the
+                    # pool's memory (or its output goes into a concat image): run there, in
+                    # tiles from tiles.CHAINED_POOL_MIN_WORK on, else as one tile. (Not into a
+                    # concat slice without an image: its whole extent would cross twice.)
+                    if self.chained_tiles is None:
+                        self.chained_tiles = _tiles(self.keep[0], self.chained_parts, self.direct, self.scratch_floats)
+                    tiles, tables = self.chained_tiles, self.chained_tables
                 else:
                     if chained:
                         pool.sync(x)
@@ -245,15 +251,18 @@ class _Plan:
 
 
 def _make_plan(backend, name, args, x_index, x_expected, out, out_index, out_shape, keep, tiles=None, cpu=None,
-               scratch_index=None, consts=(), scatter=None, image=None, scratch_floats=0, x_image=None) -> _Plan:
+               scratch_index=None, consts=(), scatter=None, image=None, scratch_floats=0, x_image=None,
+               chained_parts=1, direct=False) -> _Plan:
     plan = _Plan()
     plan.scatter = scatter
     plan.x_image = x_image  # the shared.Planned of x_expected (compile.py's _x_planned)
     plan.image = image  # a shared.Planned: `out`'s readers (compile.py's _planned)
     plan.out_geometry = None if out is None else (shared_extent(out), out.flags.c_contiguous)
     plan.tiles = tiles
-    plan.one_tile = None  # the whole call as one pool tile (made on first use)
-    plan.one_tile_tables = {}
+    plan.chained_tiles = None  # the tiles of a job reading an image (made on first use)
+    plan.chained_tables = {}
+    plan.chained_parts = chained_parts
+    plan.direct = direct
     plan.scratch_floats = scratch_floats
     plan.cpu = cpu
     plan.scratch_index = scratch_index
@@ -296,18 +305,21 @@ def _conv_plan(cpu, backend, scratch, attrs, x_shape, lo, hi):
     out_shape = (x_shape[0], int(p[4]), int(p[5]), prep.out_channels)
     bias = 0 if prep.bias is None else addr(prep.bias)
     keep = [p, prep]
+    chained_parts = 1 if parts > 1 or scatter is not None else _conv_parts(cpu, prep, p, chained=True)
     if prep.kind == "dw":
         args = [addr(p), 0, addr(prep.w), bias, 0, lo, hi]
         tiles = _tiles(p, parts, False, 0) if parts > 1 else None
         return _make_plan(backend, "dwconv2d", args, 1, attrs.get("_x"), out, 4, out_shape, keep, tiles, cpu,
-                          consts=prep.consts, scatter=scatter, image=image, x_image=attrs.get("_x_planned"))
+                          consts=prep.consts, scatter=scatter, image=image, x_image=attrs.get("_x_planned"),
+                          chained_parts=chained_parts)
     n = int(p[17]) * prep.k
-    tiles = _tiles(p, parts, tiling.is_direct_conv(p), n) if parts > 1 else None
+    direct = bool(tiling.is_direct_conv(p))
+    tiles = _tiles(p, parts, direct, n) if parts > 1 else None
     s = scratch(n) if tiles is None else np.empty(0, F32)
     keep.append(s)  # the plan owns its scratch even if the shared one is replaced
     args = [addr(p), 0, addr(prep.w), bias, 0, addr(s), lo, hi]
     return _make_plan(backend, "conv2d", args, 1, attrs.get("_x"), out, 4, out_shape, keep, tiles, cpu, 5,
-                      prep.consts, scatter, image, n, attrs.get("_x_planned"))
+                      prep.consts, scatter, image, n, attrs.get("_x_planned"), chained_parts, direct)
 
 
 def _conv(cpu, name, attrs, x, w, bias, lo, hi):
@@ -467,14 +479,15 @@ def _pool(cpu, name, fn_name, attrs, x):
     n, h, w, c = xn.shape
     oh, ow = attrs["out_hw"]
     out = attrs.get("_out") if nhwc else None
-    if out is not None:
-        # A compiled node: resolve its call once, then run it.
-        p = _pool_params(attrs, xn.shape, out.strides[2] // 4)
+    if out is not None or (nhwc and attrs.get("_x") is not None):
+        # A compiled node (with a planned output, or reading one): resolve its call once, then run it.
+        p = _pool_params(attrs, xn.shape, out.strides[2] // 4 if out is not None else c)
         parts = _pool_parts(cpu, attrs, p)
         tiles = _tiles(p, parts, False, 0) if parts > 1 else None
         plan = attrs["_plan"] = _make_plan(backend, fn_name, [addr(p), 0, 0], 1, attrs.get("_x"), out, 2,
                                            (n, oh, ow, c), [p], tiles, cpu, image=attrs.get("_planned"),
-                                           x_image=attrs.get("_x_planned"))
+                                           x_image=attrs.get("_x_planned"),
+                                           chained_parts=1 if parts > 1 else _pool_parts(cpu, attrs, p, True))
         return plan(xn)
     out = np.empty((n, oh, ow, c), F32)
     p = _pool_params(attrs, xn.shape, c)
@@ -486,10 +499,10 @@ def _pool(cpu, name, fn_name, attrs, x):
     return out if nhwc else np.transpose(out, (0, 3, 1, 2))
 
 
-def _pool_parts(cpu, attrs, p) -> int:
+def _pool_parts(cpu, attrs, p, chained: bool = False) -> int:
     kh, kw = attrs["window"]
     rows = int(p[0]) * int(p[4])
-    return _parts(cpu, rows * int(p[5]) * int(p[3]) * kh * kw, rows)
+    return _parts(cpu, rows * int(p[5]) * int(p[3]) * kh * kw, rows, chained)
 
 
 def max_pool2d(cpu, attrs, x):

@@ -35,6 +35,12 @@ MIN_TILE_WORK = 1 << 18
 # so below ~4M multiply-adds (~0.4 ms) the split cannot win. The native thread pool
 # (CPython) has no such cost and splits from MIN_TILE_WORK on.
 POOL_MIN_WORK = 1 << 22
+# A job whose input is already an image in the pool's memory (fast/shared.py: nothing is
+# copied in, and nothing out when only pool kernels read its output) costs little more
+# than the JS crossing: it is split from this much work on (SqueezeNet's 13x13 and 27x27
+# expand 1x1 convs, 2.8M / 3M multiply-adds; ShuffleNet's 3.6M). Below, it runs there as
+# one tile (no worker woken).
+CHAINED_POOL_MIN_WORK = 1 << 20
 
 
 def parts_for(work: int, rows: int, threads: int) -> int:
