@@ -1,7 +1,7 @@
 """Where a small graph's session.run goes (issue 17): ORT's WebNN EP on the
 polyfill in headless Chromium, on a model of tools/bench_ort/models.py.
 
-    python3 tools/profile_run.py [--model transformer] [--runs 300] [--steps]
+    python3 tools/profile_run.py [--model transformer] [--runs 300] [--steps] [--cpu-profile]
 
 Prints medians (and mins) over --runs session.run calls of
   * session.run itself;
@@ -11,6 +11,12 @@ Prints medians (and mins) over --runs session.run calls of
   * with --steps, every step of the graph's cpu plan, run inside Pyodide
     (kernel + per-step overhead; Pyodide's clock has 5 µs resolution on a
     cross-origin isolated page, so read medians over many runs).
+  * with --cpu-profile, first (before any wrapper is installed) a V8 CPU
+    profile of --runs session.run calls (Chrome DevTools Protocol Profiler,
+    100 µs samples): ms per run by where the sampled code is (the polyfill's
+    SIMD kernels by function, Python = Pyodide's interpreter and libc, numpy,
+    the polyfill's JS, ORT's wasm and JS, the browser's own work, idle, GC),
+    and the inclusive ms of the settle tasks the tensor timeline queues.
 The difference between a JS time and its Python time is the bridge and the
 shim (argument conversion, JSON, the call into Pyodide, promise settling).
 Measurement only: it wraps the page's MLContext methods and the engine's
@@ -96,7 +102,7 @@ json.dumps([[s.op.name, [list(o.shape) for o in s.inputs if o is not None], stat
             for s, t in zip(plan.nodes, times)])
 '''
 
-PAGE_JS = r"""async ([m, runs, wrapPy, stepsPy]) => {
+SETUP_JS = r"""async (m) => {
   await window.ready;
   const bytes = new Uint8Array(await (await fetch(`/ortmodels/${m.file}`)).arrayBuffer());
   const session = await ort.InferenceSession.create(bytes, { executionProviders: [{ name: 'webnn', deviceType: 'cpu' }] });
@@ -105,6 +111,23 @@ PAGE_JS = r"""async ([m, runs, wrapPy, stepsPy]) => {
     feeds[name] = new ort.Tensor('float32', new Float32Array(shape.reduce((a, b) => a * b, 1)).fill(0.5), shape);
   });
   for (let i = 0; i < 30; i++) await session.run(feeds);
+  window.profiled = { session, feeds };
+}"""
+
+# The runs a CPU profile samples (nothing wrapped yet).
+PLAIN_RUNS_JS = r"""async (runs) => {
+  const { session, feeds } = window.profiled;
+  let ms = 0;
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    await session.run(feeds);
+    ms += performance.now() - t;
+  }
+  return ms;
+}"""
+
+PAGE_JS = r"""async ([m, runs, wrapPy, stepsPy]) => {
+  const { session, feeds } = window.profiled;
   const py = webnnPolyfill.pyodide();
   py.runPython(wrapPy);
   const js = {};
@@ -128,6 +151,55 @@ PAGE_JS = r"""async ([m, runs, wrapPy, stepsPy]) => {
 }"""
 
 
+def _where(frame, kernel_scripts) -> str:
+    """The category of a profile sample's leaf frame."""
+    url, name = frame["url"], frame["functionName"]
+    if name in ("(idle)", "(program)", "(garbage collector)"):
+        return {"(idle)": "idle", "(program)": "browser (V8/Blink native: tasks, messages, ...)",
+                "(garbage collector)": "JS garbage collector"}[name]
+    if frame["scriptId"] in kernel_scripts:
+        return f"kernels: {name}"
+    base = url.rsplit("/", 1)[-1]
+    if "pyodide.asm" in base:
+        return "Python (Pyodide: interpreter, libc, FFI)"
+    if base.startswith("ort-wasm") and base.endswith(".wasm"):
+        return "ORT wasm (its kernels: Sum, ...)"
+    if base.startswith("ort") or base == "ort.js":
+        return "ORT JS (and the bench page)"
+    if base == "webnn-polyfill.js":
+        return "polyfill JS"
+    if url.startswith("wasm://") or not base:
+        return "numpy and other wasm side modules" if url.startswith("wasm://") else f"browser builtins: {name or '?'}"
+    return f"other: {base}"
+
+
+def cpu_profile_split(profile: dict, runs: int) -> list:
+    """[(category, ms per run)] from a CDP Profiler profile, largest first, then the settle tasks' inclusive ms."""
+    nodes = {n["id"]: n for n in profile["nodes"]}
+    parent = {c: n["id"] for n in profile["nodes"] for c in n.get("children", [])}
+    # The kernels' wasm module: the one whose functions are named wk_* (its name section).
+    kernel_scripts = {n["callFrame"]["scriptId"] for n in profile["nodes"]
+                      if n["callFrame"]["functionName"].startswith("wk_")}
+    deltas = profile["timeDeltas"]
+    split, settle, seen = {}, 0.0, {}
+    for i, sample in enumerate(profile["samples"]):
+        dt = deltas[i + 1] if i + 1 < len(deltas) else 0
+        key = seen.get(sample)
+        if key is None:
+            where = _where(nodes[sample]["callFrame"], kernel_scripts)
+            in_settle, nid = False, sample
+            while nid in nodes:
+                if nodes[nid]["callFrame"]["functionName"] == "runSettle":
+                    in_settle = True
+                    break
+                nid = parent.get(nid)
+            key = seen[sample] = (where, in_settle)
+        split[key[0]] = split.get(key[0], 0.0) + dt
+        settle += dt if key[1] else 0.0
+    rows = sorted(((k, v / 1e3 / runs) for k, v in split.items()), key=lambda kv: -kv[1])
+    return rows + [("(inclusive) the tensor timeline's settle tasks", settle / 1e3 / runs)]
+
+
 def stats(values):
     s = sorted(values)
     return s[len(s) // 2], s[0]
@@ -138,6 +210,7 @@ def main(argv=None) -> int:
     p.add_argument("--model", default="transformer", choices=list(ort_models.MODELS))
     p.add_argument("--runs", type=int, default=300)
     p.add_argument("--steps", action="store_true", help="also time every step of the cpu plan")
+    p.add_argument("--cpu-profile", action="store_true", help="also split --runs session.run calls by a V8 CPU profile")
     p.add_argument("--dist", type=Path, default=ROOT / "dist", help="the polyfill build to load")
     args = p.parse_args(argv)
     from playwright.sync_api import sync_playwright
@@ -158,6 +231,17 @@ def main(argv=None) -> int:
             page = browser.new_page()
             page.goto(f"http://127.0.0.1:{srv.server_address[1]}/ortbench/ort.html?ep=webnn")
             steps_py = STEPS_PY.replace("RUNS", str(args.runs)) if args.steps else None
+            page.evaluate(SETUP_JS, model)
+            split = None
+            if args.cpu_profile:
+                cdp = page.context.new_cdp_session(page)
+                cdp.send("Profiler.enable")
+                cdp.send("Profiler.setSamplingInterval", {"interval": 100})
+                cdp.send("Profiler.start")
+                wall = page.evaluate(PLAIN_RUNS_JS, args.runs)
+                profile = cdp.send("Profiler.stop")["profile"]
+                split = (wall / args.runs, (profile["endTime"] - profile["startTime"]) / 1e3 / args.runs,
+                         cpu_profile_split(profile, args.runs))
             result = page.evaluate(PAGE_JS, [model, args.runs, WRAP_PY, steps_py])
             version = browser.version
             browser.close()
@@ -165,6 +249,13 @@ def main(argv=None) -> int:
         srv.shutdown()
     print(f"{args.model}, {args.runs} runs; headless Chromium {version}; {machine.cpu_model()}, {os.cpu_count()} cores; "
           f"{machine.utc_now()}; commit {machine.commit()}; load average at start {machine.load_average()}\n")
+    if split:
+        wall, sampled, rows = split
+        print(f"CPU profile: session.run {wall:.3f} ms per run (mean, profiler on); profile spans {sampled:.3f} ms per run\n")
+        print("| where (leaf frame of each sample) | ms per run |\n|---|---:|")
+        for name, ms in rows:
+            print(f"| {name} | {ms:.3f} |")
+        print()
     print("| what | calls per run | median ms | min ms |\n|---|---:|---:|---:|")
     for name, values in result["calls"].items():
         med, low = stats(values)

@@ -61,3 +61,28 @@ def test_transformer_block_matches_numpy():
     expected = r1 + gelu @ w["w2"] + w["b2"]
     (y,) = ReferenceEvaluator(m).run(None, {"x": x.astype(np.float32)})
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_shufflenet_add_is_shufflenet_with_each_sum_as_add():
+    """The extra bench row: every node, weight and attribute of the benchmark's ShuffleNet,
+    each 2-input Sum an Add of two same-shaped tensors (one float32 addition either way)."""
+    real, extra = models.build("shufflenet"), models.build("shufflenet_add")
+    onnx.checker.check_model(extra)
+    assert [(t.name, t.raw_data) for t in extra.graph.initializer] == [(t.name, t.raw_data) for t in real.graph.initializer]
+    assert list(extra.graph.input) == list(real.graph.input) and list(extra.graph.output) == list(real.graph.output)
+    assert len(extra.graph.node) == len(real.graph.node)
+    rewritten = 0
+    for a, b in zip(real.graph.node, extra.graph.node):
+        if a.op_type == "Sum":
+            assert b.op_type == "Add" and len(a.input) == 2
+            assert (list(a.input), list(a.output), list(a.attribute)) == (list(b.input), list(b.output), list(b.attribute))
+            rewritten += 1
+        else:
+            assert a == b
+    assert rewritten == 13 and not any(n.op_type == "Sum" for n in extra.graph.node)
+    # no broadcasting: both operands of every Add have the same inferred shape
+    inferred = onnx.shape_inference.infer_shapes(extra)
+    shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim] for v in inferred.graph.value_info}
+    for n in extra.graph.node:
+        if n.op_type == "Add":
+            assert shapes[n.input[0]] == shapes[n.input[1]] and len(shapes[n.input[0]]) == 4

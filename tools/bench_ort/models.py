@@ -6,6 +6,13 @@ PyPI `onnx` package and seeded random weights (the same bytes every time).
   replaced by ConstantOfShape nodes); every float weight becomes a seeded
   random initializer (He-scaled filters, batch-norm statistics near identity),
   weights leave the graph inputs (IR 8), so every runtime sees constants.
+- shufflenet_add: an EXTRA row, not a benchmark model of issue 17: ShuffleNet with
+  each 2-input `Sum` rewritten as `Add` (the same weights, the same maths: one
+  float32 addition per element either way). ORT's WebNN EP has no builder for
+  ONNX `Sum`, so it cuts the real ShuffleNet into 14 WebNN graphs with its own
+  wasm Sum between them; with `Add` it hands the polyfill the whole network as
+  one graph. The row shows the polyfill without ORT's partition boundaries; it
+  never replaces the real ShuffleNet row.
 - mlp: 2 layers on a 4x64 input (MatMul+Add+Relu, MatMul+Add).
 - transformer: one pre-norm encoder block, 16 tokens x 64 features, 4 heads,
   feed-forward 256 with erf GELU (opset 17: LayerNormalization).
@@ -20,6 +27,7 @@ import numpy as np
 LIGHT_NETS = {"squeezenet": "light_squeezenet", "shufflenet": "light_shufflenet",
               "inception_v1": "light_inception_v1", "resnet50": "light_resnet50"}
 TITLES = {"squeezenet": "SqueezeNet 1.0 (onnx light net)", "shufflenet": "ShuffleNet (onnx light net)",
+          "shufflenet_add": "extra: ShuffleNet, Sum→Add (one WebNN partition; not the benchmark model)",
           "inception_v1": "Inception v1 (onnx light net)", "resnet50": "ResNet50 (onnx light net)",
           "mlp": "2-layer MLP (4x64)", "transformer": "one transformer block (16 tokens)"}
 MODELS = list(TITLES)
@@ -71,6 +79,21 @@ def _light(name: str, seed: int):
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model
+
+
+def sum_as_add(model):
+    """A copy of `model` whose 2-input Sum nodes are Add nodes (elementwise, same
+    shapes in the light nets: the same float32 addition); everything else unchanged."""
+    import onnx
+
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    for n in out.graph.node:
+        if n.op_type == "Sum" and len(n.input) == 2:
+            n.op_type = "Add"
+    out.graph.name = model.graph.name + "_sum_as_add"
+    onnx.checker.check_model(out)
+    return out
 
 
 def _mlp(seed: int):
@@ -153,6 +176,8 @@ def build(name: str, seed: int = 17):
     """The onnx.ModelProto of one benchmark model."""
     if name in LIGHT_NETS:
         return _light(name, seed)
+    if name == "shufflenet_add":
+        return sum_as_add(_light("shufflenet", seed))
     return {"mlp": _mlp, "transformer": _transformer}[name](seed)
 
 
