@@ -32,6 +32,7 @@ import argparse
 import contextlib
 import json
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -90,8 +91,12 @@ def run(args) -> dict:
                 try:
                     page = browser.new_page()
                     page.goto(f"{base}?{query}", timeout=args.page_timeout * 1000)
+                    models = model_list
+                    if key == "standin" and args.first_runs > 0 and "mlp" not in args.models:
+                        # the fresh pages' warm-up model needs its tape too
+                        models = model_list + [{"name": "mlp", **ort_models.ensure(MODEL_DIR, ["mlp"])["mlp"]}]
                     r = page.evaluate("([m, n, b, w, k]) => runBench(m, n, b, w, k)",
-                                      [model_list, args.runs, args.budget, args.warmup, args.create_runs])
+                                      [models, args.runs, args.budget, args.warmup, args.create_runs])
                     results["version"] = browser.version
                     results["warmupSeconds"] = args.warmup
                 except Exception as e:  # one configuration failing must not sink the others
@@ -101,7 +106,57 @@ def run(args) -> dict:
                 r["label"] = label
                 results[key] = r
                 log(f"  {label}: {r.get('error') or 'ok'} ({time.time() - t:.0f} s)")
+            if results.get("standin", {}).get("models") and args.first_runs > 0:
+                warm = ort_models.ensure(MODEL_DIR, ["mlp"])["mlp"]
+                results["first"] = first_creates(p, base, model_list, warm, results["standin"], args)
     return results
+
+
+FIRST_PAGES = (("wasm", "ep=wasm&threads=1&first=1"), ("polyfill", "ep=webnn&first=1"),
+               ("standin", "ep=standinalone&first=1"))
+
+
+def first_creates(p, base: str, model_list: list, warm: dict, standin: dict, args) -> dict:
+    """Each model's first session create in a fresh page (a new browser context each, after an
+    untimed create of the MLP on the same EP), on ORT's wasm EP, on the WebNN EP on the
+    polyfill and on the stand-in alone (given the tapes the stand-in page recorded),
+    `--first-runs` times each, interleaved."""
+    out: dict = {}
+    extra = f"&layout={args.preferred_layout}" if args.preferred_layout else ""
+    log(f"first creates in fresh pages ({args.first_runs} x {len(FIRST_PAGES)} per model) ...")
+    t = time.time()
+    browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    try:
+        for rep in range(args.first_runs):
+            for m in model_list:
+                rec = standin["models"].get(m["name"], {})
+                warm_tape = standin["models"].get("mlp", {}).get("tape")
+                if "tape" not in rec or warm_tape is None:
+                    continue
+                setup = {"limits": standin["limits"], "builderMethods": standin["builderMethods"], "tape": rec["tape"],
+                         "warmTape": warm_tape}
+                for engine, query in FIRST_PAGES:
+                    e = out.setdefault(m["name"], {}).setdefault(engine, [])
+                    ctx = browser.new_context()
+                    try:
+                        page = ctx.new_page()
+                        page.goto(f"{base}?{query}{extra}", timeout=args.page_timeout * 1000)
+                        page.evaluate("() => window.ready")
+                        r = page.evaluate("([m, w, s]) => runFirst(m, w, s)", [m, warm, setup])["models"][m["name"]]
+                    except Exception as ex:  # noqa: BLE001 - reported in the table
+                        r = {"error": f"{type(ex).__name__}: {str(ex).splitlines()[0][:200]}"}
+                    finally:
+                        ctx.close()
+                    if r.get("error"):
+                        out[m["name"]].setdefault("errors", []).append(f"{engine}: {r['error']}")
+                    else:
+                        e.append(r["createMs"])
+                    if engine == "standin" and r.get("standin"):
+                        out[m["name"]]["standinStats"] = r["standin"]
+    finally:
+        browser.close()
+    log(f"  first creates: ok ({time.time() - t:.0f} s)")
+    return out
 
 
 @contextlib.contextmanager
@@ -167,13 +222,15 @@ def table(res: dict, names: list) -> str:
                f"Each model's timed runs follow untimed warm-up runs (at least 3 and {res.get('warmupSeconds', '?')} s; "
                "V8 tiers wasm up in the background). "
                "max |Δ| / max |y|: the first 64 outputs of the WebNN EP against ORT wasm on 1 thread, "
-               "relative to the largest of them (a check that both ran the same network).\n")
+               "relative to the largest of them (a check that both ran the same network). WebNN calls per run: the "
+               "MLContext writeTensor / dispatch / readTensor calls ORT makes in one session.run (one dispatch per "
+               "WebNN graph ORT cut the model into).\n")
     out.append("`session.run` median ms (min), WebNN EP (default threads) ÷ ORT wasm (above 1: the polyfill is "
                "slower), and the polyfill's N-thread speed-up over its 1 kernel thread:\n")
     out.append("| model | " + " | ".join(labels[k] for k in keys if k in labels) +
                " | WebNN EP / wasm 1 thread | WebNN EP / wasm N threads | polyfill 1 thread / N threads"
-               " | max \\|Δ\\| / max \\|y\\|, WebNN EP vs wasm |")
-    out.append("|---|" + "---:|" * (len(labels) + 4))
+               " | max \\|Δ\\| / max \\|y\\|, WebNN EP vs wasm | WebNN calls per run (write / dispatch / read) |")
+    out.append("|---|" + "---:|" * (len(labels) + 5))
     for n in names:
         cells, med = [], {}
         for k in keys:
@@ -190,16 +247,18 @@ def table(res: dict, names: list) -> str:
         if a.get("output") and b.get("output"):
             scale = max(abs(y) for y in b["output"]) or 1.0
             diff = f"{max(abs(x - y) for x, y in zip(a['output'], b['output'])) / scale:.1e}"
+        per_run = a.get("callsPerRun")
+        calls = "–" if not per_run else " / ".join(f"{per_run[k]:g}" for k in ("write", "dispatch", "read"))
         out.append(f"| {ort_models.TITLES[n]} | " + " | ".join(cells) +
                    f" | {ratio(med.get('webnn'), med.get('wasm1'))} | {ratio(med.get('webnn'), med.get('wasmN'))}"
-                   f" | {ratio(med.get('webnn1'), med.get('webnn'))} | {diff} |")
-    if "shufflenet_add" in names:
+                   f" | {ratio(med.get('webnn1'), med.get('webnn'))} | {diff} | {calls} |")
+    if any(n in ort_models.SUM_AS_ADD for n in names):
         out.append("")
         out.append("The \"extra\" row is not a benchmark model: the same ShuffleNet with each 2-input Sum written as Add "
-                   "(tools/bench_ort/models.py). ORT's WebNN EP has no builder for ONNX Sum, so on the real model it runs "
-                   "14 WebNN graphs with its own wasm Sum between them (14 writeTensor, 14 dispatch, 27 readTensor per "
-                   "run); with Add the polyfill gets the whole network as one graph. It shows the cost of ORT's "
-                   "partitioning, never the ShuffleNet result.")
+                   "(tools/bench_ort/models.py; likewise ResNet50 when asked for). ORT's WebNN EP has no builder for ONNX "
+                   "Sum, so on the real model it runs 14 WebNN graphs with its own wasm Sum between them (14 writeTensor, "
+                   "14 dispatch, 27 readTensor per run); with Add the polyfill gets the whole network as one graph. It "
+                   "shows the cost of ORT's partitioning, never the ShuffleNet result.")
     out.append("")
     out.append("Session create ms (`InferenceSession.create` from the model bytes), and WebNN EP ÷ wasm 1 thread:\n")
     out.append("| model | " + " | ".join(labels[k] for k in keys if k in labels) + " | WebNN EP / wasm 1 thread |")
@@ -279,12 +338,12 @@ def standin_table(res: dict, names: list) -> str:
                f"resolves at once, opSupportLimits is the polyfill's table; it never runs a graph). One page, ORT on "
                f"1 thread; per model the first create on each (the polyfill's records the stand-in's answers), then "
                f"{k} creates each on ORT's wasm EP, on the WebNN EP on the polyfill and on the WebNN EP on the "
-               f"stand-in, interleaved: medians (min), and the first creates. "
+               f"stand-in, interleaved: medians (min), and the page's first creates. "
                f"\"stand-in ÷ wasm EP\" above {TARGET}× means the {TARGET}× target is out of reach for any WebNN "
                f"implementation on that model; \"left for WebNN\" = {TARGET} × wasm EP − stand-in:\n")
     out.append("| model | wasm EP create | WebNN EP on the polyfill | WebNN EP on the stand-in | stand-in ÷ wasm EP "
                "| polyfill ÷ wasm EP | polyfill − stand-in | left for WebNN by the target | builder calls (off tape) "
-               "| first creates: wasm EP / polyfill / stand-in (stand-in ÷ wasm EP) |")
+               "| this page's first creates: wasm EP / polyfill / stand-in (stand-in ÷ wasm EP) |")
     out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n in names:
         m = r.get("models", {}).get(n, {})
@@ -301,6 +360,32 @@ def standin_table(res: dict, names: list) -> str:
                    f"| {s_.get('calls', '–')} ({s_.get('offTape', '–')}) "
                    f"| {first(m.get('firstCreateMs') or {})} |")
     out.append("")
+    fr = res.get("first")
+    if fr:
+        reps = max((len(v.get("standin", [])) for v in fr.values()), default=0)
+        out.append(f"The first create of each model in a fresh page (the issue's setting: nothing of the model loaded "
+                   f"before), {reps} pages per engine, interleaved; each page first creates the MLP on its EP, untimed "
+                   f"(ORT compiles its wasm and sets the EP up, as the bench pages' warm-up session does; so the MLP's row is "
+                   f"its second create). The stand-in page has no polyfill in it (the stand-in alone, "
+                   f"answering from the tape above); median (min) ms:\n")
+        out.append("| model | wasm EP | WebNN EP on the polyfill | WebNN EP on the stand-in | stand-in ÷ wasm EP "
+                   "| polyfill ÷ wasm EP | left for WebNN by the target | builder calls (off tape) |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for n in names:
+            f = fr.get(n)
+            if not f:
+                continue
+            med = {k: (statistics.median(f[k]) if f.get(k) else None) for k in ("wasm", "polyfill", "standin")}
+            cell = {k: (f"{fmt(med[k])} ({fmt(min(f[k]))})" if f.get(k) else "–") for k in med}
+            w, st = med["wasm"], med["standin"]
+            over = " (over the target)" if w and st and st > TARGET * w else ""
+            s_ = f.get("standinStats") or {}
+            errs = f"; errors: {'; '.join(f['errors'])[:150]}" if f.get("errors") else ""
+            out.append(f"| {ort_models.TITLES[n]} | {cell['wasm']} | {cell['polyfill']} | {cell['standin']} "
+                       f"| {ratio(st, w)}{over} | {ratio(med['polyfill'], w)} "
+                       f"| {left_for_webnn(st, w) if w and st else '–'} "
+                       f"| {s_.get('calls', '–')} ({s_.get('offTape', '–')}){errs} |")
+        out.append("")
     return "\n".join(out)
 
 
@@ -323,7 +408,8 @@ def main(argv=None) -> int:
     p.add_argument("--warmup", type=float, default=5,
                    help="untimed session.run seconds per model before timing (>= 3 runs; default 5)")
     p.add_argument("--budget", type=float, default=20, help="seconds per model after which repeats stop (>= 3 runs)")
-    p.add_argument("--models", default=",".join(ort_models.MODELS))
+    p.add_argument("--models", default=",".join(ort_models.MODELS),
+                   help=f"default {','.join(ort_models.MODELS)}; variants: {','.join(ort_models.SUM_AS_ADD)}")
     p.add_argument("--threads", type=int, default=0, help="N of the N-thread wasm row (default: the CPU count)")
     p.add_argument("--preferred-layout", choices=("nchw", "nhwc"),
                    help="an experiment: the polyfill's opSupportLimits().preferredInputLayout as ORT sees it "
@@ -332,6 +418,9 @@ def main(argv=None) -> int:
                    help="also measure ORT's create on a zero-cost WebNN stand-in (ORT's own share of create)")
     p.add_argument("--create-runs", type=int, default=5,
                    help="creates per model and engine on the stand-in page after the first (default 5)")
+    p.add_argument("--first-runs", type=int, default=3,
+                   help="with the stand-in: each model's first create in fresh pages, this many times per engine "
+                        "(default 3; 0: none)")
     p.add_argument("--configs", default=",".join(CONFIGS[:4]),
                    help=f"which pages to run (default all but standin; known: {','.join(CONFIGS)})")
     p.add_argument("--page-timeout", type=int, default=900)
@@ -342,9 +431,9 @@ def main(argv=None) -> int:
     args.configs = [c for c in args.configs.split(",") if c]
     if set(args.configs) - set(CONFIGS):
         p.error(f"unknown configs: {', '.join(sorted(set(args.configs) - set(CONFIGS)))} (known: {', '.join(CONFIGS)})")
-    unknown = set(args.models) - set(ort_models.MODELS)
+    unknown = set(args.models) - set(ort_models.TITLES)
     if unknown:
-        p.error(f"unknown models: {', '.join(sorted(unknown))} (known: {', '.join(ort_models.MODELS)})")
+        p.error(f"unknown models: {', '.join(sorted(unknown))} (known: {', '.join(ort_models.TITLES)})")
     if not (ROOT / "dist" / "webnn-polyfill.js").exists():
         print("bench_ort: dist/ is not built: run ./dev build first", file=sys.stderr)
         return 2

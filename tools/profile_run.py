@@ -8,9 +8,13 @@ Prints medians (and mins) over --runs session.run calls of
   * each MLContext call ORT makes per run (writeTensor, dispatch, readTensor)
     timed in JS, and the same call's Python side (webnn_core.bridge method)
     and, for dispatch, the cpu backend's execute(), timed inside Pyodide;
-  * with --steps, every step of the graph's cpu plan, run inside Pyodide
-    (kernel + per-step overhead; Pyodide's clock has 5 µs resolution on a
-    cross-origin isolated page, so read medians over many runs).
+  * with --steps, every step of every WebNN graph's cpu plan (ORT makes one
+    per partition), run inside Pyodide (kernel + per-step overhead; Pyodide's
+    clock has 5 µs resolution on a cross-origin isolated page, so read medians
+    and minima over many runs): per graph, per op, and every step of the last
+    graph; with --no-op-kernels also with every kernel replaced by a JS no-op
+    (what a step costs besides its kernel: Python and the crossing; calls
+    split over the kernel pool still run the pool's real kernels).
   * with --cpu-profile, first (before any wrapper is installed) a V8 CPU
     profile of --runs session.run calls (Chrome DevTools Protocol Profiler,
     100 µs samples): ms per run by where the sampled code is (the polyfill's
@@ -63,43 +67,70 @@ for _name in ("write_tensor", "dispatch", "read_tensor"):
 _Cpu.execute = _timed("python execute", _Cpu.execute)
 '''
 
-# Inside Pyodide: every step of the last graph's cpu plan, timed one by one.
+# Inside Pyodide: every step of every WebNN graph's cpu plan (ORT may build several
+# per session), timed one by one; with NO_OP, again with every kernel of the
+# library replaced by a JS function that returns at once: what is left is the
+# step's Python and the crossing into the kernel (the kernels' own time is the
+# difference).
 STEPS_PY = r'''
 import json, statistics, time
 import numpy as np
 import webnn_core.bridge as _bridge
+from webnn_core.backends.cpu import fast as _fast
 try:
     from webnn_core.backends.cpu.reference import coerce_to
 except ImportError:  # an older build
     coerce_to = None
-graph = [o for o in _bridge._objects.values() if type(o).__name__ == "Graph"][-1]
-plan, cpu = graph.plan, graph.context.backend
-env = {}
-feeds = {name: np.full(op.shape, 0.5, np.float32) for name, op in plan.inputs.items()}
-times = [[] for _ in plan.nodes]
-def run_steps():
-    """What CpuBackend.execute does (its resolved program; builds without one: run_node), step by step."""
-    env = dict(plan.constants)
-    for name, operand in plan.inputs.items():
-        env[operand.id] = feeds[name]
+graphs = [o for o in _bridge._objects.values() if type(o).__name__ == "Graph"]
+
+def time_steps(graph):
+    plan, cpu = graph.plan, graph.context.backend
+    feeds = {name: np.full(op.shape, 0.5, np.float32) for name, op in plan.inputs.items()}
     program = getattr(plan, "program", None)
-    for i, step in enumerate(plan.nodes):
-        args = [None if o is None else env[o.id] for o in step.inputs]
-        start = time.perf_counter()
-        if program is None:
-            out = cpu.run_node(step, args)
-        else:
-            _, compute, fast_path, _, _, want, _ = program[i]
-            out = fast_path(cpu, step.attrs, *args) if fast_path is not None and cpu.fast_paths else None
-            if out is None:
-                out = compute(step.attrs, *args)
-            out = [coerce_to(v, d, s) for v, (d, s) in zip(out if isinstance(out, (list, tuple)) else [out], want)]
-        times[i].append((time.perf_counter() - start) * 1e3)
-        env.update((o.id, v) for o, v in zip(step.outputs, out))
-for _ in range(RUNS):
-    run_steps()
-json.dumps([[s.op.name, [list(o.shape) for o in s.inputs if o is not None], statistics.median(t), min(t)]
-            for s, t in zip(plan.nodes, times)])
+    times = [[] for _ in plan.nodes]
+    for _ in range(RUNS):
+        # What CpuBackend.execute does (its resolved program; builds without one: run_node), step by step.
+        env = dict(plan.constants)
+        for name, operand in plan.inputs.items():
+            env[operand.id] = feeds[name]
+        for i, step in enumerate(plan.nodes):
+            args = [None if o is None else env[o.id] for o in step.inputs]
+            start = time.perf_counter()
+            if program is None:
+                out = cpu.run_node(step, args)
+            else:
+                _, compute, fast_path, _, _, want, _ = program[i]
+                out = fast_path(cpu, step.attrs, *args) if fast_path is not None and cpu.fast_paths else None
+                if out is None:
+                    out = compute(step.attrs, *args)
+                out = [coerce_to(v, d, s) for v, (d, s) in zip(out if isinstance(out, (list, tuple)) else [out], want)]
+            times[i].append((time.perf_counter() - start) * 1e3)
+            env.update((o.id, v) for o, v in zip(step.outputs, out))
+    return [[s.op.name, [list(o.shape) for o in s.inputs if o is not None], statistics.median(t), min(t)]
+            for s, t in zip(plan.nodes, times)]
+
+def forget_call_plans():
+    # the fast paths cache their resolved kernel calls (`_plan`, `_call`) on first use
+    for g in graphs:
+        for step in g.plan.nodes:
+            step.attrs.pop("_plan", None)
+            step.attrs.pop("_call", None)
+
+result = {"steps": [time_steps(g) for g in graphs], "noop": None}
+if NO_OP:
+    from pyodide.code import run_js
+    lib, noop = _fast.library(), run_js("() => 0")
+    saved = {k: v for k, v in vars(lib).items() if not k.startswith("_") and k != "fused_madd"}
+    try:
+        for k in saved:
+            setattr(lib, k, noop)
+        forget_call_plans()
+        result["noop"] = [time_steps(g) for g in graphs]
+    finally:
+        for k, v in saved.items():
+            setattr(lib, k, v)
+        forget_call_plans()
+json.dumps(result)
 '''
 
 SETUP_JS = r"""async (m) => {
@@ -200,6 +231,32 @@ def cpu_profile_split(profile: dict, runs: int) -> list:
     return rows + [("(inclusive) the tensor timeline's settle tasks", settle / 1e3 / runs)]
 
 
+def print_steps(graphs: list, noop: list | None) -> None:
+    """Per graph and per op: sums of the steps' medians and minima (and of the no-op-kernel minima)."""
+    extra = " | no-op kernels: sum of minima" if noop else ""
+    print(f"\n| graph | steps | sum of medians ms | sum of minima ms{extra} |\n|---:|---:|---:|---:|" + ("---:|" if noop else ""))
+    per_op: dict = {}
+    for g, steps in enumerate(graphs):
+        cells = f"| {g} | {len(steps)} | {sum(s[2] for s in steps):.3f} | {sum(s[3] for s in steps):.3f} |"
+        if noop:
+            cells += f" {sum(s[3] for s in noop[g]):.3f} |"
+        print(cells)
+        for i, (name, _, med, low) in enumerate(steps):
+            e = per_op.setdefault(name, [0, 0.0, 0.0, 0.0])
+            e[0] += 1
+            e[1] += med
+            e[2] += low
+            e[3] += noop[g][i][3] if noop else 0.0
+    total = [sum(e[k] for e in per_op.values()) for k in range(4)]
+    print(f"| all | {total[0]} | {total[1]:.3f} | {total[2]:.3f} |" + (f" {total[3]:.3f} |" if noop else ""))
+    print(f"\n| op | steps | sum of medians ms | sum of minima ms{extra} |\n|---|---:|---:|---:|" + ("---:|" if noop else ""))
+    for name, (n, med, low, nop) in sorted(per_op.items(), key=lambda kv: -kv[1][1]):
+        print(f"| {name} | {n} | {med:.3f} | {low:.3f} |" + (f" {nop:.3f} |" if noop else ""))
+    print("\n| step of the last graph | input shapes | median ms | min ms |\n|---|---|---:|---:|")
+    for name, shapes, med, low in graphs[-1]:
+        print(f"| {name} | {' '.join('x'.join(map(str, s)) or 'scalar' for s in shapes)} | {med:.3f} | {low:.3f} |")
+
+
 def stats(values):
     s = sorted(values)
     return s[len(s) // 2], s[0]
@@ -209,7 +266,9 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="transformer", choices=list(ort_models.MODELS))
     p.add_argument("--runs", type=int, default=300)
-    p.add_argument("--steps", action="store_true", help="also time every step of the cpu plan")
+    p.add_argument("--steps", action="store_true", help="also time every step of the graphs' cpu plans")
+    p.add_argument("--no-op-kernels", action="store_true",
+                   help="with --steps: time the steps again with no-op kernels (Python + crossing per step)")
     p.add_argument("--cpu-profile", action="store_true", help="also split --runs session.run calls by a V8 CPU profile")
     p.add_argument("--dist", type=Path, default=ROOT / "dist", help="the polyfill build to load")
     args = p.parse_args(argv)
@@ -230,7 +289,8 @@ def main(argv=None) -> int:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
             page = browser.new_page()
             page.goto(f"http://127.0.0.1:{srv.server_address[1]}/ortbench/ort.html?ep=webnn")
-            steps_py = STEPS_PY.replace("RUNS", str(args.runs)) if args.steps else None
+            steps_py = (STEPS_PY.replace("RUNS", str(args.runs)).replace("NO_OP", str(args.no_op_kernels))
+                        if args.steps else None)
             page.evaluate(SETUP_JS, model)
             split = None
             if args.cpu_profile:
@@ -261,12 +321,7 @@ def main(argv=None) -> int:
         med, low = stats(values)
         print(f"| {name} | {len(values) / args.runs:g} | {med:.3f} | {low:.3f} |")
     if result["steps"]:
-        print("\n| step | input shapes | median ms | min ms |\n|---|---|---:|---:|")
-        total = 0.0
-        for name, shapes, med, low in result["steps"]:
-            total += med
-            print(f"| {name} | {' '.join('x'.join(map(str, s)) or 'scalar' for s in shapes)} | {med:.3f} | {low:.3f} |")
-        print(f"| sum of medians | | {total:.3f} | |")
+        print_steps(result["steps"]["steps"], result["steps"]["noop"])
     return 0
 
 

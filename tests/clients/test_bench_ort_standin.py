@@ -2,6 +2,8 @@
 (tools/bench_ort/standin.js), the measurement of ORT's own share of create on its WebNN EP.
 The stand-in must answer ORT's calls with what the polyfill would (so ORT does the same
 work) and never reach the polyfill (so what is timed is ORT's alone)."""
+from types import SimpleNamespace
+
 import pytest
 
 from conftest import CHROMIUM, browser_unavailable
@@ -31,7 +33,9 @@ def standin_run(playwright):
             result = page.evaluate("([m]) => runBench(m, 0, 0, 0, 2)", [[{"name": "mlp", **info["mlp"]}]])
             surface = page.evaluate(SURFACE)
             tape = page.evaluate("webnnStandin.tape()")
-        yield result, surface, tape
+            args = SimpleNamespace(preferred_layout=None, first_runs=1, page_timeout=300)
+            first = bench_ort.first_creates(playwright, base, [{"name": "mlp", **info["mlp"]}], info["mlp"], result, args)
+        yield result, surface, tape, first
     finally:
         browser.close()
 
@@ -58,7 +62,7 @@ SURFACE = """async () => {
 
 
 def test_the_tape_holds_what_the_polyfill_built_for_orts_calls(standin_run):
-    _, _, tape = standin_run
+    _, _, tape, _ = standin_run
     model = ort_models.build("mlp")
     inputs = [e["out"] for e in tape if e["method"] == "input"]
     constants = sorted(tuple(e["out"]["shape"]) for e in tape if e["method"] == "constant")
@@ -69,7 +73,7 @@ def test_the_tape_holds_what_the_polyfill_built_for_orts_calls(standin_run):
 
 
 def test_orts_create_on_the_standin_follows_the_tape_and_never_reaches_the_polyfill(standin_run):
-    result, _, tape = standin_run
+    result, _, tape, _ = standin_run
     m = result["models"]["mlp"]
     assert not m.get("error"), m
     s = m["standin"]
@@ -81,7 +85,7 @@ def test_orts_create_on_the_standin_follows_the_tape_and_never_reaches_the_polyf
 
 
 def test_the_standin_has_the_polyfills_surface_and_runs_nothing(standin_run):
-    _, surface, _ = standin_run
+    _, surface, _, _ = standin_run
     assert surface["realIsMLContext"] and surface["afterIsMLContext"]  # only inside withStandin
     assert not surface["standinIsMLContext"]
     assert surface["limitsEqual"] and surface["missing"] == []
@@ -99,3 +103,13 @@ def test_the_table_says_when_orts_own_create_alone_is_over_the_target(standin_ms
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert ("over the target" in cells[4]) is over
     assert cells[7] == ("none (out of reach)" if 1.5 * wasm_ms - standin_ms <= 0 else f"{1.5 * wasm_ms - standin_ms:.2f}")
+
+
+def test_a_first_create_in_a_fresh_page_runs_on_each_engine(standin_run):
+    """The stand-in alone (no polyfill in the page) answers ORT from the recorded tape."""
+    result, _, tape, first = standin_run
+    f = first["mlp"]
+    assert not f.get("errors"), f["errors"]
+    assert all(len(f[k]) == 1 and f[k][0] > 0 for k in ("wasm", "polyfill", "standin")), f
+    s = f["standinStats"]
+    assert (s["calls"], s["offTape"], s["builds"]) == (len(tape), 0, 1), s

@@ -86,3 +86,39 @@ def test_shufflenet_add_is_shufflenet_with_each_sum_as_add():
     for n in extra.graph.node:
         if n.op_type == "Add":
             assert shapes[n.input[0]] == shapes[n.input[1]] and len(shapes[n.input[0]]) == 4
+
+
+def test_bench_table_shows_the_partitions_and_labels_the_extra_row():
+    """tools/bench_ort.py's table: ORT's WebNN calls per run from the page's counts, and the
+    Sum→Add row printed as an extra with the reason under the table (only when it ran)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+    import bench_ort
+
+    def run(ms, calls=None):
+        m = {"medianMs": ms, "minMs": ms, "createMs": 10.0, "output": [1.0, 2.0]}
+        if calls:
+            m["callsPerRun"] = dict(zip(("write", "dispatch", "read"), calls))
+        return m
+
+    res = {k: {"label": k, "models": {}} for k in ("wasm1", "wasmN", "webnn1", "webnn")}
+    for k in res:
+        res[k]["models"]["shufflenet"] = run(20.0, (14, 14, 27) if k.startswith("webnn") else None)
+        res[k]["models"]["shufflenet_add"] = run(10.0, (1, 1, 1) if k.startswith("webnn") else None)
+    text = bench_ort.table(res, ["shufflenet", "shufflenet_add"])
+    rows = [line for line in text.splitlines() if line.startswith("| ShuffleNet") or line.startswith("| extra:")]
+    assert rows[0].startswith("| ShuffleNet (onnx light net) |") and rows[0].endswith("| 14 / 14 / 27 |")
+    assert rows[1].startswith("| extra: ShuffleNet, Sum→Add") and rows[1].endswith("| 1 / 1 / 1 |")
+    assert 'The "extra" row is not a benchmark model' in text
+    assert 'The "extra" row' not in bench_ort.table(res, ["shufflenet"])
+
+
+@pytest.mark.parametrize("name, base, sums", [("shufflenet_add", "shufflenet", 13), ("resnet50_add", "resnet50", 16)])
+def test_sum_as_add_variants_differ_only_in_the_residual_sums(name, base, sums):
+    """The variants (tools/bench_ort/models.SUM_AS_ADD) are the light net with its two-input Sums as Add."""
+    a, b = models.build(base), models.build(name)
+    assert [n.op_type for n in a.graph.node].count("Sum") == sums
+    assert [n.op_type for n in b.graph.node].count("Sum") == 0
+    assert [(n.op_type, list(n.input)) for n in b.graph.node] == [
+        ("Add" if n.op_type == "Sum" else n.op_type, list(n.input)) for n in a.graph.node]
+    assert [t.raw_data for t in a.graph.initializer] == [t.raw_data for t in b.graph.initializer]
+    assert (name in models.MODELS) == (name == "shufflenet_add")  # resnet50_add only when asked for

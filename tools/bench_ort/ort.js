@@ -6,18 +6,24 @@
 //                         create on the polyfill records the tape; then the first create on
 //                         ORT's wasm EP and on the stand-in, then createRuns creates each on
 //                         the three, interleaved; ORT on 1 thread; no session.run
+//   ?ep=standinalone      the same stand-in without the polyfill in the page (runFirst)
+//   &first=1              runFirst: an untimed create of a warm-up model on the page's EP,
+//                         then one timed create of one model: its first create in a fresh
+//                         page (ep=wasm, webnn or standinalone)
 //   &layout=nchw|nhwc     ... with the polyfill's opSupportLimits().preferredInputLayout reported
 //                         as this (an experiment: which layout ORT builds its graphs in)
 //   &pthreads=N           ... with the polyfill's kernels on N threads (its `threads` config;
 //                         default navigator.hardwareConcurrency)
 // window.runBench(models, runs, budgetSeconds, warmupSeconds) -> {models: {name: {createMs, firstMs, runsMs,
-// medianMs, minMs, warmupRuns, output: first values, checksum}}, crossOriginIsolated, hardwareConcurrency}.
+// medianMs, minMs, warmupRuns, output: first values, checksum, callsPerRun (WebNN EP: writeTensor, dispatch and
+// readTensor calls per session.run)}}, crossOriginIsolated, hardwareConcurrency}.
 'use strict';
 const params = new URLSearchParams(location.search);
 const EP = params.get('ep') || 'wasm';
 const THREADS = Number(params.get('threads') || 1);
 const POLYFILL_THREADS = Number(params.get('pthreads')) || null;
 const PREFERRED_LAYOUT = params.get('layout');
+const FIRST = params.get('first') === '1';
 
 function loadScript(src) {
   return new Promise((resolve, reject) => {
@@ -125,10 +131,11 @@ window.ready = (async () => {
     }
     if (EP === 'standin') {  // after the layout switch: the stand-in reports the same table
       await loadScript('standin.js');
-      await webnnStandin.init();
+      await webnnStandin.installOverPolyfill();
     }
-    if (EP === 'webnn') timeBuilderCalls();
+    if (EP === 'webnn' && !FIRST) timeBuilderCalls();
   }
+  if (EP === 'standinalone') await loadScript('standin.js');
   await loadScript('/ortdist/ort.min.js');
   ort.env.wasm.wasmPaths = '/ortdist/';
   ort.env.wasm.numThreads = EP === 'wasm' ? THREADS : 1;
@@ -160,6 +167,7 @@ async function runStandin(models, createRuns) {
       // The first create of each: the polyfill's records the stand-in's tape.
       let ms;
       r.tapeLength = await webnnStandin.recordTape(async () => { ms = await create(bytes); });
+      r.tape = webnnStandin.tape();
       r.firstCreateMs = { polyfill: ms, wasm: await create(bytes, wasmOpts) };
       await webnnStandin.withStandin(async () => { r.firstCreateMs.standin = await create(bytes); });
       for (let i = 0; i < createRuns; i++) {  // the three interleaved, same page, ORT on 1 thread
@@ -180,9 +188,52 @@ async function runStandin(models, createRuns) {
   return out;
 }
 
+// The first create of a model in a fresh page: `warm` (a small model) is created
+// untimed first on this page's EP (ORT compiles its wasm and sets its EP up, as
+// the bench pages' warm-up session does), then `m` once, timed. `setup`
+// (ep=standinalone): the limits and builder method names, the tape of `warm`
+// (warmTape) and of `m` (tape).
+async function runFirst(m, warm, setup) {
+  if (EP === 'standinalone') webnnStandin.installAlone({ ...setup, tape: setup.warmTape });
+  const out = { ep: EP, crossOriginIsolated: self.crossOriginIsolated, engineStartMs: window.engineStartMs, models: {} };
+  const r = out.models[m.name] = {};
+  try {
+    const fetchBytes = async (file) => new Uint8Array(await (await fetch(`/ortmodels/${file}`)).arrayBuffer());
+    const ep = EP === 'wasm' ? 'wasm' : { name: 'webnn', deviceType: 'cpu' };
+    const opts = { executionProviders: [ep], graphOptimizationLevel: 'all' };
+    const warmBytes = await fetchBytes(warm.file);
+    const bytes = await fetchBytes(m.file);
+    let session;
+    const create = async (b) => {
+      const t = performance.now();
+      session = await ort.InferenceSession.create(b, opts);
+      return performance.now() - t;
+    };
+    if (EP === 'standinalone') {
+      r.warm = await webnnStandin.withStandin(() => create(warmBytes));
+      await session.release();
+      webnnStandin.useTape(setup.tape);
+      r.standin = await webnnStandin.withStandin(async () => { r.createMs = await create(bytes); });
+    } else {
+      await create(warmBytes);
+      await session.release();
+      r.createMs = await create(bytes);
+    }
+    await session.release();
+  } catch (e) {
+    r.error = `${e?.name || 'Error'}: ${e?.message || e}`;
+  }
+  return out;
+}
+
 window.runBench = async (models, runs, budget, warmup = 0, createRuns = 5) => {
   await window.ready;
-  if (EP === 'standin') return runStandin(models, createRuns);
+  if (EP === 'standin') {
+    const out = await runStandin(models, createRuns);
+    out.limits = webnnStandin.limits();
+    out.builderMethods = webnnStandin.builderMethods;
+    return out;
+  }
   const out = { ep: EP, threads: EP === 'webnn' ? 1 : THREADS, crossOriginIsolated: self.crossOriginIsolated,
                 hardwareConcurrency: navigator.hardwareConcurrency, ortVersion: ort.env.versions?.web,
                 engineStartMs: window.engineStartMs, models: {},
@@ -228,11 +279,16 @@ window.runBench = async (models, runs, budget, warmup = 0, createRuns = 5) => {
         r.warmupRuns++;
       }
       r.runsMs = [];
+      const callsBefore = structuredClone(contextMs);
       const start = performance.now();
       while (r.runsMs.length < runs && (r.runsMs.length < 3 || performance.now() - start < budget * 1000)) {
         t = performance.now();
         res = await session.run(feeds);
         r.runsMs.push(performance.now() - t);
+      }
+      if (EP === 'webnn') {  // ORT's partitions: the MLContext calls of one session.run
+        const per = (name) => ((contextMs[name]?.calls ?? 0) - (callsBefore[name]?.calls ?? 0)) / r.runsMs.length;
+        r.callsPerRun = { write: per('MLContext.writeTensor'), dispatch: per('MLContext.dispatch'), read: per('MLContext.readTensor') };
       }
       r.medianMs = median(r.runsMs);
       r.minMs = Math.min(...r.runsMs);

@@ -13,15 +13,12 @@
 // before (recordTape), call by call in ORT's (deterministic) call order. A
 // call that does not match the tape (another method at that position, or
 // past its end) still answers, with an empty-shaped operand, and is counted
-// as `offTape` so a run whose stand-in diverged says so.
+// as `offTape` so a run whose stand-in diverged says so. installAlone: the same
+// stand-in in a page without the polyfill (given the limits and the tape), for
+// a session create that is the first of a fresh page.
 'use strict';
 
 (() => {
-  const realCreateContext = ML.prototype.createContext;
-  const RealBuilder = MLGraphBuilder;
-  const builderMethods = Object.getOwnPropertyNames(RealBuilder.prototype)
-    .filter((n) => n !== 'constructor' && typeof Object.getOwnPropertyDescriptor(RealBuilder.prototype, n).value === 'function');
-
   const state = {
     active: false,   // createContext/new MLGraphBuilder answer with the stand-in
     recording: null, // the tape being written by a real create, or null
@@ -54,11 +51,13 @@
     constructor() { state.stats.builders++; }
     build() { state.stats.builds++; return Promise.resolve(new StandinGraph()); }
   }
-  for (const name of builderMethods) {
-    if (name === 'build') continue;
-    Object.defineProperty(StandinBuilder.prototype, name, {
-      value: function () { return fromTape(name); }, writable: true, configurable: true,
-    });
+  function defineBuilderMethods(names) {
+    for (const name of names) {
+      if (name === 'build') continue;
+      Object.defineProperty(StandinBuilder.prototype, name, {
+        value: function () { return fromTape(name); }, writable: true, configurable: true,
+      });
+    }
   }
 
   const never = new Promise(() => {});
@@ -81,51 +80,10 @@
     writeTensor: other('writeTensor', () => undefined),
   });
 
-  // navigator.ml.createContext and the MLGraphBuilder global answer with the
-  // stand-in while it is active (the page's own interfaces; ORT reads both at
-  // every session create).
-  Object.defineProperty(ML.prototype, 'createContext', {
-    value: function (...args) {
-      return state.active ? Promise.resolve(new StandinContext()) : realCreateContext.apply(this, args);
-    },
-    writable: true, configurable: true,
-  });
-  self.MLGraphBuilder = new Proxy(RealBuilder, {
-    construct(target, args, newTarget) {
-      return args[0] instanceof StandinContext ? new StandinBuilder() : Reflect.construct(target, args, newTarget);
-    },
-  });
-
-  // The tape: every builder call of a real create, with its result's descriptor(s).
-  const desc = (op) => ({ shape: op.shape, dataType: op.dataType });
-  for (const name of builderMethods) {
-    if (name === 'build') continue;
-    const d = Object.getOwnPropertyDescriptor(RealBuilder.prototype, name);
-    const fn = d.value;
-    Object.defineProperty(RealBuilder.prototype, name, {
-      ...d,
-      value: function (...args) {
-        const out = fn.apply(this, args);
-        if (state.recording) state.recording.push({ method: name, out: Array.isArray(out) ? out.map(desc) : desc(out) });
-        return out;
-      },
-    });
-  }
-
-  window.webnnStandin = {
-    builderMethods,
+  const api = {
+    builderMethods: [],
     tape: () => state.tape,
-    // Read the polyfill's opSupportLimits once (the stand-in hands ORT this object).
-    async init() {
-      const ctx = await realCreateContext.call(navigator.ml, { deviceType: 'cpu' });
-      state.limits = ctx.opSupportLimits();
-    },
-    // Run fn (a real create on the polyfill) and keep its builder calls as the tape.
-    async recordTape(fn) {
-      state.recording = [];
-      try { await fn(); } finally { state.tape = state.recording; state.recording = null; }
-      return state.tape.length;
-    },
+    limits: () => state.limits,
     // Run fn (a create) on the stand-in; returns what ORT called.
     async withStandin(fn) {
       state.active = true;
@@ -134,5 +92,70 @@
       try { await fn(); } finally { state.active = false; }
       return { ...state.stats, tapeLength: state.tape.length, tapeUsed: state.pos };
     },
+  };
+  window.webnnStandin = api;
+
+  // Over the polyfill: navigator.ml.createContext and the MLGraphBuilder global
+  // answer with the stand-in while it is active (the page's own interfaces; ORT
+  // reads both at every session create); the tape records the polyfill's answers.
+  api.installOverPolyfill = async () => {
+    const realCreateContext = ML.prototype.createContext;
+    const RealBuilder = MLGraphBuilder;
+    api.builderMethods = Object.getOwnPropertyNames(RealBuilder.prototype)
+      .filter((n) => n !== 'constructor' && typeof Object.getOwnPropertyDescriptor(RealBuilder.prototype, n).value === 'function');
+    defineBuilderMethods(api.builderMethods);
+    Object.defineProperty(ML.prototype, 'createContext', {
+      value: function (...args) {
+        return state.active ? Promise.resolve(new StandinContext()) : realCreateContext.apply(this, args);
+      },
+      writable: true, configurable: true,
+    });
+    self.MLGraphBuilder = new Proxy(RealBuilder, {
+      construct(target, args, newTarget) {
+        return args[0] instanceof StandinContext ? new StandinBuilder() : Reflect.construct(target, args, newTarget);
+      },
+    });
+    const desc = (op) => ({ shape: op.shape, dataType: op.dataType });
+    for (const name of api.builderMethods) {
+      if (name === 'build') continue;
+      const d = Object.getOwnPropertyDescriptor(RealBuilder.prototype, name);
+      const fn = d.value;
+      Object.defineProperty(RealBuilder.prototype, name, {
+        ...d,
+        value: function (...args) {
+          const out = fn.apply(this, args);
+          if (state.recording) state.recording.push({ method: name, out: Array.isArray(out) ? out.map(desc) : desc(out) });
+          return out;
+        },
+      });
+    }
+    // The polyfill's opSupportLimits, read once (the stand-in hands ORT this object).
+    const ctx = await realCreateContext.call(navigator.ml, { deviceType: 'cpu' });
+    state.limits = ctx.opSupportLimits();
+  };
+
+  // Run fn (a real create on the polyfill) and keep its builder calls as the tape.
+  api.recordTape = async (fn) => {
+    state.recording = [];
+    try { await fn(); } finally { state.tape = state.recording; state.recording = null; }
+    return state.tape.length;
+  };
+
+  // Alone, in a page without the polyfill (a first create in a fresh page): the
+  // stand-in is navigator.ml and MLGraphBuilder, with the limits, builder method
+  // names and tape a page with the polyfill recorded.
+  api.useTape = (tape) => { state.tape = tape; };
+  api.installAlone = ({ limits, builderMethods, tape }) => {
+    state.limits = limits;
+    state.tape = tape;
+    api.builderMethods = builderMethods;
+    defineBuilderMethods(builderMethods);
+    const ml = { createContext: () => Promise.resolve(new StandinContext()) };
+    Object.defineProperty(navigator, 'ml', { value: ml, configurable: true });
+    self.MLGraphBuilder = function MLGraphBuilder(context) {
+      if (!(context instanceof StandinContext)) throw new TypeError('MLGraphBuilder: not a stand-in context');
+      return new StandinBuilder();
+    };
+    state.stats = freshStats();
   };
 })();
