@@ -5,6 +5,7 @@ cross-origin isolated and ORT may start its thread pool), and ORT's WebNN EP
 (deviceType "cpu") on navigator.ml = this polyfill (issue 17 item 4).
 
     python3 tools/bench_ort.py [--runs N] [--models a,b] [--budget S] [--markdown docs/performance.md]
+    python3 tools/bench_ort.py --standin [--configs wasm1,standin] [--create-runs K]
     ./dev bench ort ...
 
 The models are built by tools/bench_ort/models.py with the PyPI `onnx` package
@@ -15,12 +16,20 @@ configuration runs in a fresh browser; per model: session create, the first
 session.run, untimed warm-up runs (at least 3, and until --warmup seconds have
 passed: V8 first runs wasm on its baseline tier and tiers hot functions up in the
 background, which for ORT's large module takes seconds), then the median and min
-of N session.run (fewer when --budget seconds pass, at least 3). Prints a markdown table; --markdown writes it between
+of N session.run (fewer when --budget seconds pass, at least 3).
+
+--standin adds a page where ORT's WebNN EP runs on a zero-cost WebNN stand-in
+(tools/bench_ort/standin.js: builder calls answer at once with the operand
+descriptors a real create on the polyfill recorded, build() resolves at once, the
+polyfill's opSupportLimits table): ORT's own create time measured directly. That
+page creates each model K times on the polyfill and K times on the stand-in,
+interleaved (no session.run). Prints a markdown table; --markdown writes it between
 `<!-- bench-ort:begin -->` / `<!-- bench-ort:end -->`.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -48,7 +57,10 @@ def log(*args):
     print("bench_ort:", *args, file=sys.stderr, flush=True)
 
 
-def configurations(threads: int, layout: str | None = None):
+CONFIGS = ("wasm1", "wasmN", "webnn1", "webnn", "standin")
+
+
+def configurations(threads: int, layout: str | None = None, standin: bool = False):
     yield "wasm1", "ORT wasm, 1 thread", "ep=wasm&threads=1"
     yield "wasmN", f"ORT wasm, {threads} threads", f"ep=wasm&threads={threads}"
     # the polyfill's kernels on 1 thread, then on its default (navigator.hardwareConcurrency)
@@ -56,6 +68,8 @@ def configurations(threads: int, layout: str | None = None):
     said = f", reporting preferredInputLayout {layout}" if layout else ""
     yield "webnn1", f"WebNN EP on the polyfill, 1 kernel thread{said}", f"ep=webnn&pthreads=1{extra}"
     yield "webnn", f"WebNN EP on the polyfill (cpu, default threads{said})", f"ep=webnn{extra}"
+    if standin:
+        yield "standin", "WebNN EP on a zero-cost stand-in (ORT's own create)", f"ep=standin{extra}"
 
 
 def run(args) -> dict:
@@ -63,22 +77,21 @@ def run(args) -> dict:
 
     info = ort_models.ensure(MODEL_DIR, args.models)
     model_list = [{"name": n, **info[n]} for n in args.models]
-    srv = serve.start(mounts={**serve.default_mounts(), "/ortbench/": HERE / "bench_ort",
-                              "/ortdist/": ORT_DIR / "node_modules" / "onnxruntime-web" / "dist",
-                              "/ortmodels/": MODEL_DIR})
-    base = f"http://127.0.0.1:{srv.server_address[1]}/ortbench/ort.html"
     results = {}
-    try:
+    with bench_server() as base:
         with sync_playwright() as p:
-            for key, label, query in configurations(args.threads or os.cpu_count() or 2, args.preferred_layout):
+            for key, label, query in configurations(args.threads or os.cpu_count() or 2, args.preferred_layout,
+                                                    args.standin or "standin" in args.configs):
+                if key not in args.configs and not (key == "standin" and args.standin):
+                    continue
                 log(f"{label} ...")
                 t = time.time()
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
                 try:
                     page = browser.new_page()
                     page.goto(f"{base}?{query}", timeout=args.page_timeout * 1000)
-                    r = page.evaluate("([m, n, b, w]) => runBench(m, n, b, w)",
-                                      [model_list, args.runs, args.budget, args.warmup])
+                    r = page.evaluate("([m, n, b, w, k]) => runBench(m, n, b, w, k)",
+                                      [model_list, args.runs, args.budget, args.warmup, args.create_runs])
                     results["version"] = browser.version
                     results["warmupSeconds"] = args.warmup
                 except Exception as e:  # one configuration failing must not sink the others
@@ -88,9 +101,19 @@ def run(args) -> dict:
                 r["label"] = label
                 results[key] = r
                 log(f"  {label}: {r.get('error') or 'ok'} ({time.time() - t:.0f} s)")
+    return results
+
+
+@contextlib.contextmanager
+def bench_server():
+    """The bench page's server (dist/, ORT's dist, the models); yields the page's URL."""
+    srv = serve.start(mounts={**serve.default_mounts(), "/ortbench/": HERE / "bench_ort",
+                              "/ortdist/": ORT_DIR / "node_modules" / "onnxruntime-web" / "dist",
+                              "/ortmodels/": MODEL_DIR})
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}/ortbench/ort.html"
     finally:
         srv.shutdown()
-    return results
 
 
 def fmt(ms) -> str:
@@ -124,6 +147,8 @@ def threads_line(r) -> str:
 def table(res: dict, names: list) -> str:
     keys = ["wasm1", "wasmN", "webnn1", "webnn"]
     labels = {k: res[k]["label"] for k in keys if k in res}
+    if not labels:
+        return ""
     out = []
     iso = res.get("wasmN", {}).get("crossOriginIsolated")
     out.append(f"onnxruntime-web {ORT_WEB_VERSION} (`ort.min.js`, its jsep build: wasm EP and WebNN EP); "
@@ -228,6 +253,61 @@ def table(res: dict, names: list) -> str:
     return "\n".join(out)
 
 
+TARGET = 1.5  # issue 17 item 3: create on the WebNN EP <= 1.5x the wasm EP's
+
+
+def left_for_webnn(standin_ms: float, wasm_ms: float) -> str:
+    """What the target leaves a WebNN implementation once ORT's own create is paid."""
+    left = TARGET * wasm_ms - standin_ms
+    return fmt(left) if left > 0 else "none (out of reach)"
+
+
+def first(f: dict) -> str:
+    if not f:
+        return "–"
+    return (f"{fmt(f.get('wasm'))} / {fmt(f.get('polyfill'))} / {fmt(f.get('standin'))} "
+            f"({ratio(f.get('standin'), f.get('wasm'))})")
+
+
+def standin_table(res: dict, names: list) -> str:
+    """ORT's own create (on the zero-cost stand-in) against its wasm EP's create, same page."""
+    r = res.get("standin")
+    if not r:
+        return ""
+    out = []
+    if r.get("error"):
+        return f"- {r['label']}: **unavailable**: {r['error']}\n"
+    k = max((len(m.get("standinCreateMs", [])) for m in r.get("models", {}).values()), default=0)
+    out.append(f"ORT's own session create, measured on a zero-cost WebNN stand-in (`tools/bench_ort/standin.js`: "
+               f"every builder call answers at once with the operand a real create on the polyfill gave, build() "
+               f"resolves at once, opSupportLimits is the polyfill's table; it never runs a graph). One page, ORT on "
+               f"1 thread; per model the first create on each (the polyfill's records the stand-in's answers), then "
+               f"{k} creates each on ORT's wasm EP, on the WebNN EP on the polyfill and on the WebNN EP on the "
+               f"stand-in, interleaved: medians (min), and the first creates. "
+               f"\"stand-in ÷ wasm EP\" above {TARGET}× means the {TARGET}× target is out of reach for any WebNN "
+               f"implementation on that model; \"left for WebNN\" = {TARGET} × wasm EP − stand-in:\n")
+    out.append("| model | wasm EP create | WebNN EP on the polyfill | WebNN EP on the stand-in | stand-in ÷ wasm EP "
+               "| polyfill ÷ wasm EP | polyfill − stand-in | left for WebNN by the target | builder calls (off tape) "
+               "| first creates: wasm EP / polyfill / stand-in (stand-in ÷ wasm EP) |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n in names:
+        m = r.get("models", {}).get(n, {})
+        if m.get("error") or "standinMedianMs" not in m:
+            out.append(f"| {ort_models.TITLES[n]} | error: {str(m.get('error', 'not run')).replace('|', '/')[:120]} "
+                       "| | | | | | | | |")
+            continue
+        w, p, st = m["wasmMedianMs"], m["polyfillMedianMs"], m["standinMedianMs"]
+        verdict = " (over the target)" if st > TARGET * w else ""
+        s_ = m.get("standin") or {}
+        out.append(f"| {ort_models.TITLES[n]} | {fmt(w)} ({fmt(min(m['wasmCreateMs']))}) "
+                   f"| {fmt(p)} ({fmt(min(m['polyfillCreateMs']))}) | {fmt(st)} ({fmt(min(m['standinCreateMs']))}) "
+                   f"| {ratio(st, w)}{verdict} | {ratio(p, w)} | {fmt(p - st)} | {left_for_webnn(st, w)} "
+                   f"| {s_.get('calls', '–')} ({s_.get('offTape', '–')}) "
+                   f"| {first(m.get('firstCreateMs') or {})} |")
+    out.append("")
+    return "\n".join(out)
+
+
 def write_markdown(path: Path, body: str) -> None:
     begin, end = "<!-- bench-ort:begin ", "<!-- bench-ort:end -->"
     block = f"{begin}(generated by tools/bench_ort.py; edit outside these markers) -->\n{body}\n{end}"
@@ -252,11 +332,20 @@ def main(argv=None) -> int:
     p.add_argument("--preferred-layout", choices=("nchw", "nhwc"),
                    help="an experiment: the polyfill's opSupportLimits().preferredInputLayout as ORT sees it "
                         "(default: what the polyfill reports, nhwc on cpu)")
+    p.add_argument("--standin", action="store_true",
+                   help="also measure ORT's create on a zero-cost WebNN stand-in (ORT's own share of create)")
+    p.add_argument("--create-runs", type=int, default=5,
+                   help="creates per model and engine on the stand-in page after the first (default 5)")
+    p.add_argument("--configs", default=",".join(CONFIGS[:4]),
+                   help=f"which pages to run (default all but standin; known: {','.join(CONFIGS)})")
     p.add_argument("--page-timeout", type=int, default=900)
     p.add_argument("--json", type=Path, default=ROOT / "test-results" / "bench_ort.json")
     p.add_argument("--markdown", type=Path)
     args = p.parse_args(argv)
     args.models = [m for m in args.models.split(",") if m]
+    args.configs = [c for c in args.configs.split(",") if c]
+    if set(args.configs) - set(CONFIGS):
+        p.error(f"unknown configs: {', '.join(sorted(set(args.configs) - set(CONFIGS)))} (known: {', '.join(CONFIGS)})")
     unknown = set(args.models) - set(ort_models.MODELS)
     if unknown:
         p.error(f"unknown models: {', '.join(sorted(unknown))} (known: {', '.join(ort_models.MODELS)})")
@@ -276,7 +365,7 @@ def main(argv=None) -> int:
     res = run(args)
     cmd = "python3 tools/bench_ort.py" + ("" if argv is None and len(sys.argv) < 2 else " " + " ".join(
         argv if argv is not None else sys.argv[1:]))
-    body = f"Command: `{cmd}`\n\nMachine: {head}\n\n" + table(res, args.models)
+    body = f"Command: `{cmd}`\n\nMachine: {head}\n\n" + table(res, args.models) + "\n" + standin_table(res, args.models)
     print(body)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -284,7 +373,7 @@ def main(argv=None) -> int:
     if args.markdown:
         write_markdown(args.markdown, body)
         log(f"wrote {args.markdown}")
-    return 0 if not res.get("webnn", {}).get("error") else 1
+    return 0 if not any(res.get(k, {}).get("error") for k in ("webnn", "standin")) else 1
 
 
 if __name__ == "__main__":

@@ -164,7 +164,10 @@ class KernelPort {
       A.store(i32, 4, nargs);
       A.store(i32, 5, ntiles);
       A.store(i32, 0, this.gen);
-      A.notify(i32, 0);
+      // One tile (a small call whose input is already here): the calling thread takes
+      // it; waking a worker would only take CPU from it. A sleeping worker sees the
+      // new generation at the next notify and takes only that job's tiles.
+      if (ntiles > 1) A.notify(i32, 0);
       takeTiles(A, i32, this.f32, this.fns, this.sigs);
       while (A.load(i32, 2) < ntiles) { /* the others' last tiles (see above) */ }
       if (A.load(i32, 6)) throw new Error(`a tile of ${this.names[fnIndex]} failed in the kernel pool`);

@@ -49,8 +49,18 @@ def test_threaded_results_equal_single_thread_bit_for_bit(browser, server):
         yb = np.frombuffer(base64.b64decode(b["y"]), np.float32)
         assert ya.size > 0 and np.isfinite(ya).all(), name
         assert ya.tobytes() == yb.tobytes(), f"{name}: {THREADS} threads differ from one (max |d| {np.abs(ya - yb).max()})"
-    chain = many["results"][-1]
+    by_name = {r["name"]: r for r in many["results"]}
+    chain = by_name["fire module (in-place concat) + chain"]
     assert chain["reused"] > 0  # activations of the chain read in shared memory, not copied in
+    # Two fire modules read only by pool kernels: per dispatch (two) only the graph input
+    # goes in and the output comes out; every other activation stays in shared memory.
+    fires = by_name["two fire modules, pool kernels only (images)"]
+    assert (fires["copiedIn"], fires["copiedOut"]) == (2 * fires["inputBytes"], 2 * fires["outputBytes"]), fires
+    assert fires["reused"] > 0
+    # A numpy op writing a concat slice: that concat has no image, its expands' outputs and
+    # the squeeze output (for the sigmoid) come out of the shared memory.
+    mixed = by_name["two fire modules, a numpy op in the concat"]
+    assert mixed["copiedOut"] >= 2 * 35 * 33 * (24 + 32 + 32) * 4, mixed
 
 
 THREADS_JS = """(async () => {

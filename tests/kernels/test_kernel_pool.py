@@ -4,6 +4,7 @@ activations of compiled chains kept there. Here the pool's port is the native
 stand-in (native_pool_port.py) for js/src/kernel_pool.js; the browser runs the
 same Python against real workers (tests/browser/test_kernel_pool_browser.py).
 Results must equal the single-thread ones bit for bit on every fast-path op."""
+import functools
 import weakref
 
 import numpy as np
@@ -255,3 +256,179 @@ def test_a_full_pool_runs_the_call_on_one_thread(native, native_lib, split_every
     finally:
         fast.detach_pool()
         port.helpers.shutdown()
+
+
+# -- activations that live in the shared memory only (fast/shared.py Planned) ------------
+def _conv_relu(b, rng, v, o, k, pad):
+    c = v.shape[3]
+    return b.relu(b.conv2d(v, const(b, rand(rng, o, k, k, c, scale=0.3)), bias=const(b, rand(rng, o)),
+                           padding=[pad] * 4, inputLayout="nhwc", filterLayout="ohwi"))
+
+
+def two_fires(b, rng, third=None):
+    """SqueezeNet's fire -> fire: the second squeeze conv reads the first concat, a
+    max pool reads the second; `third(b, s)`: an extra concat input next to the
+    second fire's expands (a non-pool producer)."""
+    x = b.input("x", {"dataType": "float32", "shape": [1, 15, 13, 16]})
+    y = x
+    for fire in range(2):
+        s = _conv_relu(b, rng, y, 8, 1, 0)
+        parts = [_conv_relu(b, rng, s, 12, 1, 0), _conv_relu(b, rng, s, 12, 3, 1)]
+        if fire == 1 and third is not None:
+            parts.append(third(b, s))
+        y = b.concat(parts, 3)
+    y = b.maxPool2d(y, windowDimensions=[3, 3], strides=[2, 2], layout="nhwc")
+    y = b.conv2d(y, const(b, rand(rng, 5, 1, 1, y.shape[3], scale=0.3)), inputLayout="nhwc", filterLayout="ohwi")
+    return {"x": rand(rng, 1, 15, 13, 16)}, {"y": y}
+
+
+class _Copies:
+    """Bytes the pool's port copies in (put) and out (get), by size."""
+
+    def __init__(self, pool):
+        self.pool, self.puts, self.gets = pool, [], []
+        real_put, real_get = pool.port.put, pool.port.get
+        pool.port.put = lambda dst, src, n: self.puts.append(n) or real_put(dst, src, n)
+        pool.port.get = lambda src, dst, n: self.gets.append(n) or real_get(src, dst, n)
+
+    def close(self):
+        del self.pool.port.put, self.pool.port.get
+
+
+def _dispatches(pool, fn, feeds_list, **options):
+    """Build fn's graph on the pool and compute it once per feeds (after a first warm
+    dispatch); returns the results and the copies of the later dispatches."""
+    ctx = Context("cpu", options={"threads": pool.threads, **options})
+    b = ctx.graph_builder()
+    feeds, outs = fn(b, np.random.default_rng(11))
+    graph = b.build(outs)
+    ctx.compute(graph, feeds)
+    copies = _Copies(pool)
+    try:
+        results = [ctx.compute(graph, f or feeds) for f in feeds_list]
+    finally:
+        copies.close()
+    return ctx, graph, results, copies
+
+
+def test_buffers_only_pool_kernels_read_never_leave_the_shared_memory(pool, split_everything):
+    """fire -> fire -> max pool -> conv: every planned buffer is read by pool kernels
+    only, so none is copied back into its numpy array, and the concat buffers are
+    written slice by slice into their images (no extent copied in): per dispatch the
+    graph input goes in and the graph output comes out, nothing else."""
+    single, _ = run(two_fires, 1)
+    ctx, _, results, copies = _dispatches(pool, two_fires, [None, None])
+    for r in results:
+        np.testing.assert_array_equal(r["y"], single["y"])
+    x, y = 15 * 13 * 16 * 4, 7 * 6 * 5 * 4
+    assert sorted(copies.puts) == [x, x], copies.puts
+    assert sorted(copies.gets) == [y, y], copies.gets
+    ctx.destroy()
+
+
+def test_a_small_kernel_reading_an_image_runs_on_the_pool_as_one_tile(pool, monkeypatch):
+    """Below POOL_MIN_WORK a call is not split, but when its input is already an image
+    in the shared memory it still runs there (one tile: nothing crosses)."""
+    monkeypatch.setattr(tiling, "MIN_TILE_WORK", 1)
+    monkeypatch.setattr(tiling, "POOL_MIN_WORK", 40_000)  # the 16 -> 8 squeeze (24K) stays whole
+
+    single, _ = run(two_fires, 1)
+    jobs = pool.jobs
+    ctx, _, results, copies = _dispatches(pool, two_fires, [None])
+    np.testing.assert_array_equal(results[0]["y"], single["y"])
+    # the first squeeze reads the graph input: one thread, its output copied in once by the
+    # expands; the second squeeze (reads the first concat's image) runs on the pool
+    s = 15 * 13 * 8 * 4
+    assert sorted(copies.puts) == [s], copies.puts
+    # (warm dispatch + this one) x (2 expands + squeeze + 2 expands + pool + conv)
+    assert pool.jobs - jobs == 2 * 7
+    ctx.destroy()
+
+
+def test_a_concat_with_a_non_pool_producer_has_no_image(pool, split_everything):
+    """A concat input some numpy op writes (here a sigmoid of the squeeze output): no
+    image for that concat; its slices go through the numpy buffer and its reader copies
+    it in; the squeeze output is copied out for the sigmoid. Same bytes as one thread."""
+    fn = functools.partial(two_fires, third=lambda b, s: b.sigmoid(s))
+    single, _ = run(fn, 1)
+    ctx, _, results, copies = _dispatches(pool, fn, [None])
+    np.testing.assert_array_equal(results[0]["y"], single["y"])
+    x, s, concat = 15 * 13 * 16 * 4, 15 * 13 * 8 * 4, 15 * 13 * 32 * 4
+    assert concat in copies.puts and s in copies.gets
+    assert copies.puts.count(x) == 1
+    ctx.destroy()
+
+
+@pytest.mark.parametrize("reader", ["numpy op", "graph output"])
+def test_a_buffer_a_numpy_op_reads_too_is_filled(pool, split_everything, reader):
+    """A conv output read by the next conv and by a numpy op (a sigmoid, feeding another
+    conv): its image serves the conv and it is copied out once for the sigmoid. When the
+    sigmoid is a graph output, the buffer is not planned at all (a graph output may be a
+    view of it) and the second conv copies it in."""
+    def fn(b, rng):
+        x = b.input("x", {"dataType": "float32", "shape": [1, 17, 15, 8]})
+        y = b.conv2d(x, const(b, rand(rng, 12, 3, 3, 8, scale=0.3)), padding=[1] * 4,
+                     inputLayout="nhwc", filterLayout="ohwi")
+        z = b.conv2d(y, const(b, rand(rng, 16, 1, 1, 12, scale=0.3)), inputLayout="nhwc", filterLayout="ohwi")
+        s = b.sigmoid(y)
+        if reader == "numpy op":
+            s = b.conv2d(s, const(b, rand(rng, 4, 1, 1, 12, scale=0.3)), inputLayout="nhwc", filterLayout="ohwi")
+        return {"x": rand(rng, 1, 17, 15, 8)}, {"s": s, "z": z}
+
+    single, _ = run(fn, 1)
+    ctx, _, results, copies = _dispatches(pool, fn, [None])
+    for name in single:
+        np.testing.assert_array_equal(results[0][name], single[name])
+    x, y, z, s = (17 * 15 * c * 4 for c in (8, 12, 16, 4))
+    if reader == "numpy op":
+        assert sorted(copies.puts) == sorted([x, y])  # the graph input, the sigmoid's output
+        assert sorted(copies.gets) == sorted([y, z, s])
+    else:
+        assert sorted(copies.puts) == sorted([x, y])  # the graph input, the conv's input
+        assert sorted(copies.gets) == sorted([y, z])
+    ctx.destroy()
+
+
+@pytest.mark.parametrize("fails", ["second squeeze", "first expand", "second expand"])
+def test_a_job_falling_back_mid_chain_reads_the_images(pool, split_everything, monkeypatch, fails):
+    """When a pool kernel of the chain cannot get shared memory in a later dispatch (it
+    runs on one thread, on numpy arrays), the images its input lacks in numpy are copied
+    out first, and a concat one of whose producers fell back is completed in numpy (the
+    other slice copied out of its image): the result equals the one-thread result of the
+    same input, in that dispatch and the next."""
+    rng = np.random.default_rng(5)
+    x2 = rand(rng, 1, 15, 13, 16)
+    ctx1 = Context("cpu", options={"threads": 1})
+    b = ctx1.graph_builder()
+    _, outs = two_fires(b, np.random.default_rng(11))
+    expected = ctx1.compute(b.build(outs), {"x": x2})["y"]
+    real_alloc, real_stage = pool.heap.alloc, pool._stage
+    state = {"armed": False, "slices": 0}
+
+    def alloc(nbytes):  # the second squeeze's output: the only 15x13x8 array allocated per dispatch
+        if state["armed"] and fails == "second squeeze" and nbytes == 15 * 13 * 8 * 4:
+            raise MemoryError("no room (test)")
+        return real_alloc(nbytes)
+
+    def stage(*args):  # the k-th job writing into a concat image this dispatch
+        image = args[-2]
+        if state["armed"] and image is not None and image.slices:
+            state["slices"] += 1
+            if state["slices"] == {"first expand": 1, "second expand": 2}.get(fails):
+                raise MemoryError("no room (test)")
+        return real_stage(*args)
+
+    monkeypatch.setattr(pool.heap, "alloc", alloc)
+    monkeypatch.setattr(pool, "_stage", stage)
+    ctx = Context("cpu", options={"threads": pool.threads})
+    b = ctx.graph_builder()
+    feeds, outs = two_fires(b, np.random.default_rng(11))
+    graph = b.build(outs)
+    ctx.compute(graph, feeds)  # all on the pool; images in place
+    state["armed"] = True
+    got = ctx.compute(graph, {"x": x2})["y"]
+    assert "kernel pool's memory is full" in str(ctx.backend.fallback_reasons)
+    np.testing.assert_array_equal(got, expected)
+    state["armed"] = False
+    np.testing.assert_array_equal(ctx.compute(graph, {"x": x2})["y"], expected)
+    ctx.destroy()

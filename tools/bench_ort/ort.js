@@ -2,6 +2,10 @@
 // page load, because ORT reads its thread count once:
 //   ?ep=wasm&threads=N    ORT's own wasm EP (MLAS) on N threads
 //   ?ep=webnn             ORT's WebNN EP (deviceType cpu) on navigator.ml = the polyfill
+//   ?ep=standin           ORT's WebNN EP on a zero-cost stand-in (standin.js): per model one
+//                         create on the polyfill records the tape; then the first create on
+//                         ORT's wasm EP and on the stand-in, then createRuns creates each on
+//                         the three, interleaved; ORT on 1 thread; no session.run
 //   &layout=nchw|nhwc     ... with the polyfill's opSupportLimits().preferredInputLayout reported
 //                         as this (an experiment: which layout ORT builds its graphs in)
 //   &pthreads=N           ... with the polyfill's kernels on N threads (its `threads` config;
@@ -104,7 +108,7 @@ function timeBuilderCalls() {
 const median = (v) => { const s = [...v].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 
 window.ready = (async () => {
-  if (EP === 'webnn' || EP === 'polyfill') {  // ep=polyfill: only the polyfill (tools/profile_build.py)
+  if (EP === 'webnn' || EP === 'polyfill' || EP === 'standin') {  // ep=polyfill: only the polyfill (tools/profile_build.py)
     // The polyfill first, then ORT: the WebNN EP finds navigator.ml. Start its engine
     // before any timing (the first createContext() boots Pyodide).
     self.WEBNN_POLYFILL_CONFIG = { threads: POLYFILL_THREADS };
@@ -120,16 +124,66 @@ window.ready = (async () => {
         writable: true, configurable: true,
       });
     }
-    timeBuilderCalls();
+    if (EP === 'standin') {  // after the layout switch: the stand-in reports the same table
+      await loadScript('standin.js');
+      await webnnStandin.init();
+    }
+    if (EP === 'webnn') timeBuilderCalls();
   }
   await loadScript('/ortdist/ort.min.js');
   ort.env.wasm.wasmPaths = '/ortdist/';
-  ort.env.wasm.numThreads = EP === 'webnn' ? 1 : THREADS;
+  ort.env.wasm.numThreads = EP === 'wasm' ? THREADS : 1;
   ort.env.logLevel = 'error';
 })();
 
-window.runBench = async (models, runs, budget, warmup = 0) => {
+// ORT's create on the polyfill and on the stand-in, interleaved `createRuns` times
+// per model after one untimed create that records the stand-in's tape.
+async function runStandin(models, createRuns) {
+  const ep = { name: 'webnn', deviceType: 'cpu' };
+  const opts = { executionProviders: [ep], graphOptimizationLevel: 'all' };
+  const out = { ep: EP, threads: 1, crossOriginIsolated: self.crossOriginIsolated, engineStartMs: window.engineStartMs,
+                hardwareConcurrency: navigator.hardwareConcurrency, ortVersion: ort.env.versions?.web, models: {} };
+  const wasmOpts = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
+  const create = async (bytes, o = opts) => {
+    const t = performance.now();
+    const s = await ort.InferenceSession.create(bytes, o);
+    const ms = performance.now() - t;
+    await s.release();
+    return ms;
+  };
+  const engineCalls = () => webnnPolyfill.engineStats.engine.calls;
+  // ORT compiles and instantiates its wasm on the first session: not part of any model's create time.
+  await create(new Uint8Array(await (await fetch(`/ortmodels/${models[0].file}`)).arrayBuffer()), wasmOpts);
+  for (const m of models) {
+    const r = out.models[m.name] = { wasmCreateMs: [], polyfillCreateMs: [], standinCreateMs: [], standinEngineCalls: 0 };
+    try {
+      const bytes = new Uint8Array(await (await fetch(`/ortmodels/${m.file}`)).arrayBuffer());
+      // The first create of each: the polyfill's records the stand-in's tape.
+      let ms;
+      r.tapeLength = await webnnStandin.recordTape(async () => { ms = await create(bytes); });
+      r.firstCreateMs = { polyfill: ms, wasm: await create(bytes, wasmOpts) };
+      await webnnStandin.withStandin(async () => { r.firstCreateMs.standin = await create(bytes); });
+      for (let i = 0; i < createRuns; i++) {  // the three interleaved, same page, ORT on 1 thread
+        r.wasmCreateMs.push(await create(bytes, wasmOpts));
+        r.polyfillCreateMs.push(await create(bytes));
+        const calls = engineCalls();
+        r.standin = await webnnStandin.withStandin(async () => { ms = await create(bytes); });
+        r.standinEngineCalls += engineCalls() - calls;  // 0: the stand-in never reaches the polyfill
+        r.standinCreateMs.push(ms);
+      }
+      r.wasmMedianMs = median(r.wasmCreateMs);
+      r.polyfillMedianMs = median(r.polyfillCreateMs);
+      r.standinMedianMs = median(r.standinCreateMs);
+    } catch (e) {
+      r.error = `${e?.name || 'Error'}: ${e?.message || e}`;
+    }
+  }
+  return out;
+}
+
+window.runBench = async (models, runs, budget, warmup = 0, createRuns = 5) => {
   await window.ready;
+  if (EP === 'standin') return runStandin(models, createRuns);
   const out = { ep: EP, threads: EP === 'webnn' ? 1 : THREADS, crossOriginIsolated: self.crossOriginIsolated,
                 hardwareConcurrency: navigator.hardwareConcurrency, ortVersion: ort.env.versions?.web,
                 engineStartMs: window.engineStartMs, models: {},

@@ -55,6 +55,7 @@ import numpy as np
 
 from ...registry import OPS, Op
 from .fast.pack import pack_b, pack_conv, round_up
+from .fast.shared import Planned
 from .reference import Step, coerce
 
 CONV_OPS = ("conv2d", "conv2d+relu", "conv2d+clamp")
@@ -598,19 +599,76 @@ def plan_buffers(nodes, output_ids) -> list:
             # The very view object the concat checks its input against.
             new_attrs[pi] = {"_out": views[ids.index(nodes[pi].outputs[0].id)]}
     # Tell each writer which array its input will be when its producer ran
-    # its kernel, so that the call can reuse the input's address; and each
-    # producer how many writers read its buffer so (a kernel pool keeps its
-    # shared copy until the last of them ran).
-    readers: dict = {}
+    # its kernel, so that the call can reuse the input's address.
     for i, node in enumerate(nodes):
         if _writes_nhwc(node) and node.inputs[0].id in produced:
-            x = produced[node.inputs[0].id]
-            new_attrs.setdefault(i, {})["_x"] = x
-            readers[id(x)] = readers.get(id(x), 0) + 1
+            new_attrs.setdefault(i, {})["_x"] = produced[node.inputs[0].id]
+    _plan_images(nodes, live, new_attrs, produced)
+    return [_copy(node, **new_attrs[i]) if i in new_attrs else node for i, node in enumerate(nodes)]
+
+
+def _plan_images(nodes, live, new_attrs, produced) -> None:
+    """Tell the kernels that write each planned buffer who reads it (`_planned`, a
+    fast.shared.Planned; a kernel pool keeps the buffer's image in its shared memory
+    for them): how many compiled pool kernels (a conv with packed weights or a pool
+    with a planned output, reading it as their input), and whether anything else
+    does (then the image is copied out into the numpy array; otherwise the numpy
+    array is never filled). A concat buffer whose every slice such a kernel writes
+    gets an image of its own, written slice by slice (`slices`)."""
+    consumers: dict = {}
+    for i, node in enumerate(nodes):
+        for x in node.inputs:
+            if x is not None:
+                consumers.setdefault(x.id, []).append(i)
+
+    def pool_kernel(i) -> bool:
+        node = nodes[i]
+        if not _writes_nhwc(node):
+            return False
+        if node.op.name in CONV_OPS:
+            return node.attrs.get("_prep") is not None
+        return "_out" in new_attrs.get(i, {})
+
+    def planned(vid, arr, slices=0):
+        readers = consumers.get(vid, [])
+        pool_readers = [i for i in readers if pool_kernel(i) and node_reads_once(nodes[i], vid)]
+        return Planned(arr, len(pool_readers), len(pool_readers) != len(readers), slices)
+
     for b in live:
         if b.concat is None:
-            new_attrs[b.writers[0]]["_x_readers"] = readers.get(id(new_attrs[b.writers[0]]["_out"]), 0)
-    return [_copy(node, **new_attrs[i]) if i in new_attrs else node for i, node in enumerate(nodes)]
+            w = b.writers[0]
+            if pool_kernel(w):
+                vid = nodes[w].outputs[0].id
+                new_attrs[w]["_planned"] = planned(vid, produced[vid])
+            continue
+        concat = nodes[b.concat]
+        vid = concat.outputs[0].id
+        if len(b.parts) != len(concat.inputs) or not all(pool_kernel(pi) for pi in b.parts):
+            # a slice some other step writes: no image written slice by slice (fast/paths.py
+            # scatters), but the first pool kernel that reads the buffer may leave one
+            new_attrs[b.concat]["_planned"] = planned(vid, produced[vid])
+            continue
+        spec = planned(vid, produced[vid], len(b.parts))
+        new_attrs[b.concat]["_planned"] = spec
+        for pi in b.parts:
+            new_attrs[pi]["_planned"] = spec
+    # Each pool kernel that reads a planned buffer: its Planned (the first one to copy
+    # the buffer in, when its writer ran outside the pool, leaves it as the image).
+    by_buf = {}
+    for attrs in new_attrs.values():
+        spec = attrs.get("_planned")
+        if spec is not None:
+            by_buf[id(spec.buf)] = spec
+    for i, attrs in new_attrs.items():
+        x = attrs.get("_x")
+        if x is not None and id(x) in by_buf and pool_kernel(i):
+            attrs["_x_planned"] = by_buf[id(x)]
+
+
+def node_reads_once(node, vid) -> bool:
+    """The node reads value `vid` as its first input and nowhere else."""
+    ids = [x.id for x in node.inputs if x is not None]
+    return ids[0] == vid and ids.count(vid) == 1
 
 
 def _compile(nodes, outputs, library, layout=True) -> list:

@@ -10,6 +10,9 @@ Attributes that ..compile adds at build() time to its copies of the nodes
            of a concat buffer) for the kernel to write into
   _x       the array the node's input will be when its producer ran its
            kernel (its `_out`), so the input's address can be reused
+  _planned a shared.Planned: who reads the node's planned buffer (pool
+           kernels only, or numpy ops too), and for a concat buffer written
+           by pool kernels only, its slices (the kernel pool's images)
   _lo, _hi the clamp of a fused activation (conv2d+relu, conv2d+clamp)
   _inplace (buffer, views) of a concat whose producers wrote in place
 and the fast paths cache `_plan`, the node's resolved kernel call, on first use.
@@ -150,16 +153,16 @@ def _tiles(p, parts, direct, scratch_floats) -> list:
 
 
 def _run_tiles(cpu, name, args, tiles, x_index, out_index, scratch_index, x, out, consts, chained=False,
-               planned=0, cache=None, out_geometry=None):
+               image=None, cache=None, out_geometry=None, x_image=None):
     """Call kernel `name` once per tile (args with that tile's parameter block,
     offsets and scratch) on the backend's threads, the calling thread taking a
     share: its kernel pool (shared memory, fast/shared.py) when it has one,
     else its thread pool over the native library. `x` (C-contiguous), `out`: the
     arrays args[x_index] and args[out_index] point into; `consts`: constant arrays
-    the args point into; `chained`: x is the planned output of the previous
-    kernel of a compiled chain; `planned`: out is a planned buffer that this many
-    pool kernels read next (its image is kept for them); `out_geometry`: out's
-    (extent, C-contiguous) when the caller knows them."""
+    the args point into; `chained`: x is a planned buffer (its image may be in the
+    pool); `image`: out is the planned buffer (or concat slice) that `image` (a
+    shared.Planned) describes, `x_image` the same of x; `out_geometry`: out's (extent, C-contiguous) when
+    the caller knows them."""
     def make_calls():
         calls = []
         for t in tiles:
@@ -180,8 +183,8 @@ def _run_tiles(cpu, name, args, tiles, x_index, out_index, scratch_index, x, out
                 out_geometry = (shared_extent(out), out.flags.c_contiguous)
             pool.run("wk_" + name, make_calls, consts=[*consts, *(t.p for t in tiles)],
                      ins=[(x, args[x_index], x.nbytes, True)], outs=[(out, args[out_index], *out_geometry)],
-                     scratch=[t.scratch for t in tiles], chained=x if chained else None, keep_image=planned,
-                     cache=cache)
+                     scratch=[t.scratch for t in tiles], chained=x if chained else None, image=image,
+                     cache=cache, x_image=x_image)
             return
         except PoolFull as e:
             cpu.decline(name, f"ran on one thread: {e}")
@@ -196,7 +199,8 @@ class _Plan:
     Holds references to every array whose address it caches."""
 
     __slots__ = ("backend", "fn", "name", "args", "x_index", "x_expected", "out", "out_index", "out_shape", "keep",
-                 "tiles", "cpu", "scratch_index", "consts", "tables", "scatter", "readers", "out_geometry")
+                 "tiles", "cpu", "scratch_index", "consts", "tables", "scatter", "image", "out_geometry", "one_tile",
+                 "one_tile_tables", "scratch_floats", "x_image")
 
     def __call__(self, x):
         args = self.args
@@ -211,11 +215,27 @@ class _Plan:
             if args is self.args:
                 args = list(args)
             args[self.out_index] = addr(out)
-        if self.tiles:
-            planned = out is self.out and self.scatter is None
-            _run_tiles(self.cpu, self.name, args, self.tiles, self.x_index, self.out_index, self.scratch_index, x, out,
-                       self.consts, chained, self.readers if planned else 0, self.tables,
-                       self.out_geometry if out is self.out else (out.nbytes, True))
+        planned = out is self.out and self.scatter is None
+        tiles, tables = self.tiles, self.tables
+        if tiles is None and self.cpu is not None:
+            pool = self.cpu.kernel_pool
+            if pool is not None:
+                image = self.image if planned else None
+                if (chained and pool.holds(x)) or (image is not None and image.slices):
+                    # Too small to split, but its input is already in the pool's memory (or
+                    # its output goes into a concat image): one tile there, nothing copied.
+                    if self.one_tile is None:
+                        self.one_tile = _tiles(self.keep[0], 1, False, self.scratch_floats)
+                    tiles, tables = self.one_tile, self.one_tile_tables
+                else:
+                    if chained:
+                        pool.sync(x)
+                    if image is not None:
+                        pool.drop(image.buf)
+        if tiles:
+            _run_tiles(self.cpu, self.name, args, tiles, self.x_index, self.out_index, self.scratch_index, x, out,
+                       self.consts, chained, self.image if planned else None, tables,
+                       self.out_geometry if out is self.out else (out.nbytes, True), self.x_image)
         else:
             self.fn(*args)
         if self.scatter is not None:
@@ -225,12 +245,16 @@ class _Plan:
 
 
 def _make_plan(backend, name, args, x_index, x_expected, out, out_index, out_shape, keep, tiles=None, cpu=None,
-               scratch_index=None, consts=(), scatter=None, readers=0) -> _Plan:
+               scratch_index=None, consts=(), scatter=None, image=None, scratch_floats=0, x_image=None) -> _Plan:
     plan = _Plan()
     plan.scatter = scatter
-    plan.readers = readers  # pool kernels that read `out` next (compile.py's _x_readers)
+    plan.x_image = x_image  # the shared.Planned of x_expected (compile.py's _x_planned)
+    plan.image = image  # a shared.Planned: `out`'s readers (compile.py's _planned)
     plan.out_geometry = None if out is None else (shared_extent(out), out.flags.c_contiguous)
     plan.tiles = tiles
+    plan.one_tile = None  # the whole call as one pool tile (made on first use)
+    plan.one_tile_tables = {}
+    plan.scratch_floats = scratch_floats
     plan.cpu = cpu
     plan.scratch_index = scratch_index
     plan.backend = backend
@@ -257,13 +281,15 @@ def _conv_plan(cpu, backend, scratch, attrs, x_shape, lo, hi):
     """The call plan of a compiled NHWC convolution (packed weights in attrs["_prep"])."""
     prep = attrs["_prep"]
     out = attrs.get("_out")
+    image = attrs.get("_planned")
     ldy = out.strides[2] // 4 if out is not None else prep.out_channels
     p = _conv_params(prep, attrs, tuple(x_shape), ldy)
     parts = _conv_parts(cpu, prep, p)
     scatter = None
-    if parts > 1 and out is not None and not out.flags.c_contiguous and cpu.kernel_pool is not None:
-        # A channel slice of a concat buffer, split on the kernel pool: the job would copy
-        # the slice's whole extent (most of the buffer) into the shared memory and back.
+    if (parts > 1 and out is not None and not out.flags.c_contiguous and cpu.kernel_pool is not None
+            and not (image is not None and image.slices)):
+        # A channel slice of a concat buffer without an image, split on the kernel pool: the job
+        # would copy the slice's whole extent (most of the buffer) into the shared memory and back.
         # Write a contiguous array instead (only its bytes cross) and copy it into the slice.
         scatter, out = out, np.empty(out.shape, F32)
         p = _conv_params(prep, attrs, tuple(x_shape), prep.out_channels)
@@ -274,14 +300,14 @@ def _conv_plan(cpu, backend, scratch, attrs, x_shape, lo, hi):
         args = [addr(p), 0, addr(prep.w), bias, 0, lo, hi]
         tiles = _tiles(p, parts, False, 0) if parts > 1 else None
         return _make_plan(backend, "dwconv2d", args, 1, attrs.get("_x"), out, 4, out_shape, keep, tiles, cpu,
-                          consts=prep.consts, scatter=scatter, readers=attrs.get("_x_readers", 0))
+                          consts=prep.consts, scatter=scatter, image=image, x_image=attrs.get("_x_planned"))
     n = int(p[17]) * prep.k
     tiles = _tiles(p, parts, tiling.is_direct_conv(p), n) if parts > 1 else None
     s = scratch(n) if tiles is None else np.empty(0, F32)
     keep.append(s)  # the plan owns its scratch even if the shared one is replaced
     args = [addr(p), 0, addr(prep.w), bias, 0, addr(s), lo, hi]
     return _make_plan(backend, "conv2d", args, 1, attrs.get("_x"), out, 4, out_shape, keep, tiles, cpu, 5,
-                      prep.consts, scatter, attrs.get("_x_readers", 0))
+                      prep.consts, scatter, image, n, attrs.get("_x_planned"))
 
 
 def _conv(cpu, name, attrs, x, w, bias, lo, hi):
@@ -447,7 +473,8 @@ def _pool(cpu, name, fn_name, attrs, x):
         parts = _pool_parts(cpu, attrs, p)
         tiles = _tiles(p, parts, False, 0) if parts > 1 else None
         plan = attrs["_plan"] = _make_plan(backend, fn_name, [addr(p), 0, 0], 1, attrs.get("_x"), out, 2,
-                                           (n, oh, ow, c), [p], tiles, cpu, readers=attrs.get("_x_readers", 0))
+                                           (n, oh, ow, c), [p], tiles, cpu, image=attrs.get("_planned"),
+                                           x_image=attrs.get("_x_planned"))
         return plan(xn)
     out = np.empty((n, oh, ow, c), F32)
     p = _pool_params(attrs, xn.shape, c)
@@ -666,6 +693,14 @@ def concat(cpu, attrs, *xs):
     for x, view in zip(xs, views):
         if x is not view:  # not written in place (a numpy producer, or another operand)
             view[...] = x
+    planned = attrs.get("_planned")
+    if planned is not None:
+        pool = cpu.kernel_pool
+        if pool is not None:
+            if planned.slices:  # every slice written by a pool kernel: into the pool's image
+                pool.finish_concat(planned)
+            else:  # written here, in numpy: an image a reader made earlier is stale
+                pool.drop(buf)
     return buf
 
 
