@@ -199,6 +199,14 @@ def test_a_pool_with_another_kernel_build_is_not_used(native, native_lib):
         port.helpers.shutdown()
 
 
+def one_thread_y(graph_fn, x):
+    """Output "y" of graph_fn's graph (weights from seed 11) for input x, on one thread."""
+    ctx = Context("cpu", options={"threads": 1})
+    b = ctx.graph_builder()
+    _, outs = graph_fn(b, np.random.default_rng(11))
+    return ctx.compute(b.build(outs), {"x": x})["y"]
+
+
 def test_a_chain_whose_writer_falls_back_reads_the_new_values(pool, split_everything, monkeypatch):
     """conv -> conv: when the first conv cannot get shared memory in a later dispatch
     (it runs on one thread, into its numpy buffer), the second conv, still on the
@@ -212,10 +220,7 @@ def test_a_chain_whose_writer_falls_back_reads_the_new_values(pool, split_everyt
 
     rng = np.random.default_rng(3)
     x2 = rand(rng, 1, 17, 15, 8)
-    single = Context("cpu", options={"threads": 1})
-    b = single.graph_builder()
-    _, outs = chain(b, np.random.default_rng(11))
-    expected = single.compute(b.build(outs), {"x": x2})["y"]
+    expected = one_thread_y(chain, x2)
     ctx = Context("cpu", options={"threads": pool.threads})
     b = ctx.graph_builder()
     feeds, outs = chain(b, np.random.default_rng(11))
@@ -431,10 +436,7 @@ def test_a_job_falling_back_mid_chain_reads_the_images(pool, split_everything, m
     same input, in that dispatch and the next."""
     rng = np.random.default_rng(5)
     x2 = rand(rng, 1, 15, 13, 16)
-    ctx1 = Context("cpu", options={"threads": 1})
-    b = ctx1.graph_builder()
-    _, outs = two_fires(b, np.random.default_rng(11))
-    expected = ctx1.compute(b.build(outs), {"x": x2})["y"]
+    expected = one_thread_y(two_fires, x2)
     real_alloc, real_stage = pool.heap.alloc, pool._stage
     state = {"armed": False, "slices": 0}
 
