@@ -292,6 +292,22 @@ def test_worker_page_classifies_in_a_dedicated_worker(gpage, server):
     assert not page.errors, page.errors
 
 
+@pytest.mark.browser
+def test_bench_page_runs_no_animation_while_timing(gpage, server):
+    """The bench page's status spinner does not animate: a running CSS animation has the
+    browser draw a frame every 16 ms, CPU that the timed engines' threads then lack."""
+    page = gpage
+    page.goto(f"{server}/bench/")
+    page.wait_for_selector("#status", state="attached")
+    name = page.evaluate("""() => {
+      const s = document.createElement('span'); s.className = 'spinner';
+      document.querySelector('#status').appendChild(s);
+      return getComputedStyle(s).animationName; }""")
+    assert name == "none", name
+    assert page.evaluate("document.getAnimations().length") == 0
+    assert not page.errors, page.errors
+
+
 def test_bench_tables_from_canned_results():
     """tools/bench.py's table writer: ratios, unavailable backends, markers."""
     sys.path.insert(0, str(ROOT / "tools"))
