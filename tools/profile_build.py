@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import contextlib
 import os
 import pstats
 import statistics
@@ -130,31 +131,39 @@ def report(layout: str, runs: int, cprofile: int) -> str:
     return out.getvalue()
 
 
-def _in_polyfill_page(query: str, body: str, args: list):
-    """Evaluate `async ([...args]) => {...body}` on the bench page with only the
-    polyfill (tools/bench_ort/ort.html?ep=polyfill&QUERY), after this file was
-    run in the page's Pyodide (its functions in py.globals, as `py`)."""
+@contextlib.contextmanager
+def _ort_bench_page(query: str, mounts: dict):
+    """The ORT bench page (tools/bench_ort/ort.html?QUERY) in headless Chromium, served
+    with the default mounts, /ortbench/ and `mounts`; server and browser go on exit."""
     from playwright.sync_api import sync_playwright
 
     import serve
 
-    srv = serve.start(mounts={**serve.default_mounts(), "/ortbench/": ROOT / "tools" / "bench_ort",
-                              "/tools/": ROOT / "tools"})
+    srv = serve.start(mounts={**serve.default_mounts(), "/ortbench/": ROOT / "tools" / "bench_ort", **mounts})
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
                                         args=["--no-sandbox"])
             page = browser.new_page()
-            page.goto(f"http://127.0.0.1:{srv.server_address[1]}/ortbench/ort.html?ep=polyfill{query}")
-            return page.evaluate("""async (args) => {
-              await window.ready;
-              const code = await (await fetch('/tools/profile_build.py')).text();
-              const py = webnnPolyfill.pyodide();
-              py.runPython(code.replace(/^if __name__ == .*$/m, 'if False:'), { globals: py.globals });
-              return (async ([a, b, c]) => { """ + body + """ })(args);
-            }""", args)
+            page.goto(f"http://127.0.0.1:{srv.server_address[1]}/ortbench/ort.html?{query}")
+            yield page
+            browser.close()
     finally:
         srv.shutdown()
+
+
+def _in_polyfill_page(query: str, body: str, args: list):
+    """Evaluate `async ([...args]) => {...body}` on the bench page with only the
+    polyfill (tools/bench_ort/ort.html?ep=polyfill&QUERY), after this file was
+    run in the page's Pyodide (its functions in py.globals, as `py`)."""
+    with _ort_bench_page(f"ep=polyfill{query}", {"/tools/": ROOT / "tools"}) as page:
+        return page.evaluate("""async (args) => {
+          await window.ready;
+          const code = await (await fetch('/tools/profile_build.py')).text();
+          const py = webnnPolyfill.pyodide();
+          py.runPython(code.replace(/^if __name__ == .*$/m, 'if False:'), { globals: py.globals });
+          return (async ([a, b, c]) => { """ + body + """ })(args);
+        }""", args)
 
 
 def in_browser(args) -> str:
@@ -196,9 +205,6 @@ def record_ort(model: str) -> Path:
     """The bridge calls of one ORT WebNN-EP session create (after a warm-up create), as JSON."""
     import json
 
-    from playwright.sync_api import sync_playwright
-
-    import serve
     sys.path.insert(0, str(ROOT / "tools" / "bench_ort"))
     import models as ort_models
     import ort_web
@@ -208,27 +214,18 @@ def record_ort(model: str) -> Path:
     if problem:
         raise SystemExit(f"profile_build: {problem}")
     dist = ort_web.NODE_DIR / ort_web.ORT_VERSION / "node_modules" / "onnxruntime-web" / "dist"
-    srv = serve.start(mounts={**serve.default_mounts(), "/ortbench/": ROOT / "tools" / "bench_ort", "/ortdist/": dist,
-                              "/ortmodels/": ROOT / ".cache" / "ort-bench"})
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
-                                        args=["--no-sandbox"])
-            page = browser.new_page()
-            page.goto(f"http://127.0.0.1:{srv.server_address[1]}/ortbench/ort.html?ep=webnn&pthreads=1")
-            text = page.evaluate("""async ([file, recorder]) => {
-              await window.ready;
-              const bytes = new Uint8Array(await (await fetch('/ortmodels/' + file)).arrayBuffer());
-              const options = { executionProviders: [{ name: 'webnn', deviceType: 'cpu' }], graphOptimizationLevel: 'all' };
-              await (await ort.InferenceSession.create(bytes, options)).release();  // first-use costs
-              const py = webnnPolyfill.pyodide();
-              py.runPython(recorder);
-              await ort.InferenceSession.create(bytes, options);
-              return py.runPython('_json.dumps(RECORDED)');
-            }""", [info["file"], _RECORDER])
-            browser.close()
-    finally:
-        srv.shutdown()
+    mounts = {"/ortdist/": dist, "/ortmodels/": ROOT / ".cache" / "ort-bench"}
+    with _ort_bench_page("ep=webnn&pthreads=1", mounts) as page:
+        text = page.evaluate("""async ([file, recorder]) => {
+          await window.ready;
+          const bytes = new Uint8Array(await (await fetch('/ortmodels/' + file)).arrayBuffer());
+          const options = { executionProviders: [{ name: 'webnn', deviceType: 'cpu' }], graphOptimizationLevel: 'all' };
+          await (await ort.InferenceSession.create(bytes, options)).release();  // first-use costs
+          const py = webnnPolyfill.pyodide();
+          py.runPython(recorder);
+          await ort.InferenceSession.create(bytes, options);
+          return py.runPython('_json.dumps(RECORDED)');
+        }""", [info["file"], _RECORDER])
     out = ROOT / "test-results" / f"bridge_{model}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"model": model, "calls": json.loads(text)}, indent=0) + "\n")
