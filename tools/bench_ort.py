@@ -365,7 +365,7 @@ def standin_table(res: dict, names: list) -> str:
                    f"| {standin_ratio(st, w)} | {ratio(p, w)} | {fmt(p - st)} | {left_for_webnn(st, w)} "
                    f"| {s_.get('calls', '–')} ({s_.get('offTape', '–')}) "
                    f"| {first(m.get('firstCreateMs') or {})} |")
-    out.append("")
+    out.append(background_note(r, names, "create", "in all, over the timed stand-in creates"))
     fr = res.get("first")
     if fr:
         reps = max((len(v.get("standin", [])) for v in fr.values()), default=0)
@@ -449,8 +449,25 @@ def standin_run_table(res: dict, names: list) -> str:
                    f"| {st.get('write', 0):g} / {st.get('dispatch', 0):g} / "
                    f"{st.get('read', 0) + st.get('readInto', 0):g} ({st.get('readInto', 0):g}) / "
                    f"{st.get('createTensor', 0):g} | {st.get('hops', 0):g} ({fmt(st.get('settleMs'))}) |")
-    out.append("")
+    out.append(background_note(r, names, "run", f"in all, over the {runs} timed stand-in runs"))
     return "\n".join(out)
+
+
+def background_note(r: dict, names: list, what: str, span: str) -> str:
+    """The polyfill's own background work (its FinalizationRegistry releasing what earlier polyfill sessions
+    left) that ran in the task hops of the stand-in's timed creates or runs: said, not hidden."""
+    seen = []
+    for n in names:
+        m = r.get("models", {}).get(n, {})
+        use = (m.get("run") or {}).get("standinPolyfillUse") if what == "run" else m.get("standinPolyfillUse")
+        if use and (use.get("engineCalls") or use.get("api")):
+            api = f", {use['api']} calls into its interfaces" if use.get("api") else ""
+            seen.append(f"{ort_models.TITLES[n]} {use['engineCalls']} engine calls, {fmt(use['engineMs'])} ms{api}")
+    if not seen:
+        return f"Nothing of the polyfill ran inside the stand-in's timed {what}s.\n"
+    return (f"The polyfill's own background work (its FinalizationRegistry releasing what the polyfill's sessions "
+            f"left) that ran in task hops inside the stand-in's timed {what}s ({span}; the stand-in itself never "
+            f"calls the polyfill): " + "; ".join(seen) + ".\n")
 
 
 def write_markdown(path: Path, body: str) -> None:
