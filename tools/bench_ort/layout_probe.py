@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -258,7 +257,7 @@ def main(argv=None) -> int:
     print(f"onnxruntime-web {version}, WebNN EP (deviceType cpu) on the polyfill")
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))
-    print(f"| case | level | WebNN graphs | builder calls (conv2d by inputLayout, pools, transposes by permutation, reshapes by rank) |")
+    print("| case | level | WebNN graphs | builder calls (conv2d by inputLayout, pools, transposes by permutation, reshapes by rank) |")
     print("|---|---|---:|---|")
     for key, row in out.items():
         case, level = key.rsplit(" ", 1)
