@@ -39,7 +39,7 @@ def test_threaded_results_equal_single_thread_bit_for_bit(browser, server):
     assert one["threads"]["active"] == 1 and one["status"]["pool"] is None
     assert many["threads"]["active"] == THREADS and many["threads"]["reason"] is None, many["threads"]
     assert many["status"]["threads"] == THREADS and many["status"]["threadsReason"] is None
-    assert len(one["results"]) == len(many["results"]) >= 16
+    assert len(one["results"]) == len(many["results"]) >= 18
     for a, b in zip(one["results"], many["results"]):
         name = a["name"]
         assert a["same"] and b["same"], name
@@ -61,6 +61,13 @@ def test_threaded_results_equal_single_thread_bit_for_bit(browser, server):
     # the squeeze output (for the sigmoid) come out of the shared memory.
     mixed = by_name["two fire modules, a numpy op in the concat"]
     assert mixed["copiedOut"] >= 2 * 35 * 33 * (24 + 32 + 32) * 4, mixed
+    # A ShuffleNet unit between the layout pass's transposes stays in the shared memory: per
+    # dispatch (two) the relu'd input goes in once and the output comes out once.
+    for name in ("ShuffleNet unit: group-4 1x1 convs, odd channels, shuffle, depthwise",
+                 "ShuffleNet unit: depthwise stride 2"):
+        unit = by_name[name]
+        assert (unit["copiedIn"], unit["copiedOut"]) == (2 * unit["inputBytes"], 2 * unit["outputBytes"]), unit
+        assert unit["poolJobs"] == 2 * 6, unit  # transpose, conv+relu, shuffle, depthwise, conv, transpose
 
 
 THREADS_JS = """(async () => {
