@@ -13,11 +13,20 @@
 //   [0] generation (workers Atomics.wait on it)  [1] next tile, tagged with the
 //   generation's low 15 bits (so a late worker can never take a tile of the next
 //   job)  [2] tiles done  [3] kernel index  [4] words per row  [5] tile count
-//   [6] set when a tile threw
+//   [6] set when a tile threw  [7] workers asleep in Atomics.wait  [8] how long
+//   (microseconds) an idle worker watches [0] before it sleeps  [9] tiles workers took
 // Every thread takes tiles with a compare-exchange on [1] until none are left.
 // The calling thread takes its share, then spins until [2] counts every tile: a
 // window's main thread may not Atomics.wait, and the tiles left are the ones
 // other threads are finishing, so the spin is short.
+// A worker that finished a job watches [0] for a short while ([8], SPIN_US)
+// before it sleeps: the next job of the same dispatch (a few tens of
+// microseconds later) then finds it awake, instead of paying a futex wake-up
+// (tens to hundreds of microseconds on a VM, as long as a ShuffleNet-sized
+// tile). An idle pool sleeps: between dispatches no worker burns a core. The
+// caller notifies only when [7] says a worker sleeps (Dekker-style with
+// sequentially consistent atomics: a worker counts itself in [7] before its
+// Atomics.wait re-checks [0], the caller writes [0] before it reads [7]).
 
 import { ENGINE_MEMORY } from './startup.js';
 import { typedArraySet } from './intrinsics.js';
@@ -47,8 +56,13 @@ const INITIAL_PAGES = 256;     // 16 MiB; grown on demand by the core's allocato
 const RESERVED = 65536;        // control words + job table (shared.py RESERVED)
 const TABLE = 16;              // first word of the job table
 const READY_TIMEOUT_MS = 20000;
+// How long an idle worker watches for the next job before it sleeps (see above).
+// ShuffleNet's steps between two pool jobs of one dispatch take ~20-150 us. (On a
+// machine with fewer free cores than threads the watch takes time from the caller.)
+const SPIN_US = 200;
 
-// Run by every thread of the pool (its source is also the workers' code).
+// Run by every thread of the pool (its source is also the workers' code); returns
+// how many tiles this thread took.
 function takeTiles(A, i32, f32, fns, sigs) {
   const gen = A.load(i32, 0);
   const tag = (gen & 0x7fff) << 16;
@@ -58,11 +72,12 @@ function takeTiles(A, i32, f32, fns, sigs) {
   const fn = fns[fnIndex];
   const sig = sigs[fnIndex];
   const args = new Array(nargs);
+  let taken = 0;
   for (;;) {
     const cur = A.load(i32, 1);
-    if ((cur & 0x7fff0000) !== tag) return;  // a newer job: not ours to take
+    if ((cur & 0x7fff0000) !== tag) return taken;  // a newer job: not ours to take
     const t = cur & 0xffff;
-    if (t >= ntiles) return;
+    if (t >= ntiles) return taken;
     if (A.compareExchange(i32, 1, cur, cur + 1) !== cur) continue;
     const row = 16 + t * nargs;
     for (let k = 0; k < nargs; k++) args[k] = sig.charCodeAt(k) === 102 ? f32[row + k] : i32[row + k];
@@ -72,6 +87,7 @@ function takeTiles(A, i32, f32, fns, sigs) {
       A.store(i32, 6, 1);
     }
     A.add(i32, 2, 1);
+    taken++;
   }
 }
 
@@ -90,11 +106,22 @@ self.onmessage = (e) => {
   const i32 = new Int32Array(memory.buffer, 0, ${RESERVED / 4});
   const f32 = new Float32Array(memory.buffer, 0, ${RESERVED / 4});
   self.postMessage({ ready: true });
+  const now = performance.now.bind(performance);
   let seen = Atomics.load(i32, 0);
   for (;;) {
-    Atomics.wait(i32, 0, seen);
+    // Watch for the next job a little while (the next one of a dispatch comes soon), then sleep.
+    const until = now() + Atomics.load(i32, 8) / 1000;
+    let spins = 0;
+    while (Atomics.load(i32, 0) === seen) {
+      if ((++spins & 255) === 0 && now() >= until) {
+        Atomics.add(i32, 7, 1);
+        Atomics.wait(i32, 0, seen);
+        Atomics.sub(i32, 7, 1);
+      }
+    }
     seen = Atomics.load(i32, 0);
-    takeTiles(Atomics, i32, f32, fns, sigs);
+    const n = takeTiles(Atomics, i32, f32, fns, sigs);
+    if (n) Atomics.add(i32, 9, n);
   }
 };`;
 
@@ -121,6 +148,22 @@ class KernelPort {
     this.gen = 0;
     this.threads = 1;
     this.busy = false;
+    this.jobs = 0;
+    this.callerTiles = 0;
+    this.notifies = 0;
+    this.setSpin(SPIN_US);
+  }
+
+  // How long (microseconds) an idle worker watches for the next job before it
+  // sleeps (0: at once, as before the spin; tests and benchmarks).
+  setSpin(us) { A.store(this.i32, 8, Math.max(0, Math.min(100000, us | 0))); }
+
+  // Counters since the pool started: jobs, tiles the calling thread and the workers
+  // took, how many jobs had to wake a sleeping worker, workers asleep now.
+  stats() {
+    const i32 = this.i32;
+    return { jobs: this.jobs, callerTiles: this.callerTiles, workerTiles: A.load(i32, 9),
+      notifies: this.notifies, asleep: A.load(i32, 7), workers: this.workers.length, spinUs: A.load(i32, 8) };
   }
 
   size() { return this.memory.buffer.byteLength; }
@@ -167,8 +210,13 @@ class KernelPort {
       // One tile (a small call whose input is already here): the calling thread takes
       // it; waking a worker would only take CPU from it. A sleeping worker sees the
       // new generation at the next notify and takes only that job's tiles.
-      if (ntiles > 1) A.notify(i32, 0);
-      takeTiles(A, i32, this.f32, this.fns, this.sigs);
+      // (a worker awake, still watching [0], takes its tiles without a notify)
+      if (ntiles > 1 && A.load(i32, 7) > 0) {
+        A.notify(i32, 0);
+        this.notifies++;
+      }
+      this.jobs++;
+      this.callerTiles += takeTiles(A, i32, this.f32, this.fns, this.sigs);
       while (A.load(i32, 2) < ntiles) { /* the others' last tiles (see above) */ }
       if (A.load(i32, 6)) throw new Error(`a tile of ${this.names[fnIndex]} failed in the kernel pool`);
     } finally {

@@ -39,7 +39,7 @@ def test_threaded_results_equal_single_thread_bit_for_bit(browser, server):
     assert one["threads"]["active"] == 1 and one["status"]["pool"] is None
     assert many["threads"]["active"] == THREADS and many["threads"]["reason"] is None, many["threads"]
     assert many["status"]["threads"] == THREADS and many["status"]["threadsReason"] is None
-    assert len(one["results"]) == len(many["results"]) >= 16
+    assert len(one["results"]) == len(many["results"]) >= 18
     for a, b in zip(one["results"], many["results"]):
         name = a["name"]
         assert a["same"] and b["same"], name
@@ -61,6 +61,13 @@ def test_threaded_results_equal_single_thread_bit_for_bit(browser, server):
     # the squeeze output (for the sigmoid) come out of the shared memory.
     mixed = by_name["two fire modules, a numpy op in the concat"]
     assert mixed["copiedOut"] >= 2 * 35 * 33 * (24 + 32 + 32) * 4, mixed
+    # A ShuffleNet unit between the layout pass's transposes stays in the shared memory: per
+    # dispatch (two) the relu'd input goes in once and the output comes out once.
+    for name in ("ShuffleNet unit: group-4 1x1 convs, odd channels, shuffle, depthwise",
+                 "ShuffleNet unit: depthwise stride 2"):
+        unit = by_name[name]
+        assert (unit["copiedIn"], unit["copiedOut"]) == (2 * unit["inputBytes"], 2 * unit["outputBytes"]), unit
+        assert unit["poolJobs"] == 2 * 6, unit  # transpose, conv+relu, shuffle, depthwise, conv, transpose
 
 
 THREADS_JS = """(async () => {
@@ -102,3 +109,56 @@ def test_not_isolated_runs_single_threaded_and_says_why(page, server):
     assert "not cross-origin isolated" in t["reason"]
     assert s["threads"] == 1 and s["threadsRequested"] == 4 and "not cross-origin isolated" in s["threadsReason"]
     assert s["pool"] is None
+
+
+# Three chained convolutions split on the pool, dispatched back to back; then the page idles.
+SPIN_JS = """(async () => {
+    const c = await navigator.ml.createContext();
+    const py = webnnPolyfill.pyodide();
+    py.runPython('from webnn_core.backends.cpu.fast import tiles; tiles.POOL_MIN_WORK = 0');
+    const spinUs = py.runPython('from webnn_core.backends.cpu import fast; fast.pool().port.stats().spinUs');
+    // A long watch, so that a worker descheduled on a loaded machine still counts as awake.
+    py.runPython('fast.pool().port.setSpin(20000)');
+    const k = webnnPolyfill.engineStats.kernels;
+    const b = new MLGraphBuilder(c);
+    const shape = [1, 33, 31, 24];
+    const x = b.input('x', { dataType: 'float32', shape });
+    let y = x;
+    for (let i = 0; i < 3; i++) {
+      const w = b.constant({ dataType: 'float32', shape: [24, 1, 1, 24] }, new Float32Array(24 * 24).fill(0.01 * (i + 1)));
+      y = b.relu(b.conv2d(y, w, { inputLayout: 'nhwc', filterLayout: 'ohwi' }));
+    }
+    const g = await b.build({ y });
+    const tx = await c.createTensor({ dataType: 'float32', shape, writable: true });
+    c.writeTensor(tx, new Float32Array(33 * 31 * 24).fill(1));
+    const ty = await c.createTensor({ dataType: 'float32', shape, readable: true });
+    c.dispatch(g, { x: tx }, { y: ty });
+    await c.readTensor(ty);
+    const before = k.status(c).pool.port;
+    for (let i = 0; i < 20; i++) c.dispatch(g, { x: tx }, { y: ty });
+    await c.readTensor(ty);
+    const busy = k.status(c).pool.port;
+    await new Promise((r) => setTimeout(r, 300));  // idle: 15x the workers' watch
+    return { spinUs, before, busy, idle: k.status(c).pool.port };
+})()"""
+
+
+def test_idle_workers_sleep_and_busy_ones_take_the_next_job_awake(page, server):
+    """A worker that finished a job watches for the next one a short while
+    (js/src/kernel_pool.js SPIN_US) before it sleeps in Atomics.wait: the jobs of one
+    dispatch that follow each other need no wake-up (no notify: a worker is awake),
+    and an idle page's workers are all asleep (no core burnt between dispatches)."""
+    page.add_init_script("self.WEBNN_POLYFILL_CONFIG = { threads: 2 }")
+    page.set_default_timeout(180_000)
+    page.goto(f"{server}/test-pages/kernel_pool.html")
+    r = page.evaluate(SPIN_JS)
+    before, busy, idle = r["before"], r["busy"], r["idle"]
+    assert r["spinUs"] > 0 and busy["workers"] == 1 and busy["spinUs"] == 20000
+    jobs = busy["jobs"] - before["jobs"]
+    assert jobs >= 20 * 3, (before, busy)
+    assert busy["callerTiles"] + busy["workerTiles"] - before["callerTiles"] - before["workerTiles"] >= 2 * jobs
+    # Jobs that follow each other find the worker awake: far fewer wake-ups than jobs (one per
+    # job before the watch; which tiles the worker takes depends on the machine's load).
+    assert busy["notifies"] - before["notifies"] < jobs / 2, (before, busy)
+    assert idle["asleep"] == idle["workers"] == 1, idle
+    assert idle["jobs"] == busy["jobs"]

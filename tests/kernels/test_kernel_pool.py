@@ -15,7 +15,7 @@ from test_threads import CASES, const, rand
 from webnn_core import Context
 from webnn_core.backends.cpu import fast
 from webnn_core.backends.cpu.fast import tiles as tiling
-from webnn_core.backends.cpu.fast.shared import SharedHeap
+from webnn_core.backends.cpu.fast.shared import KERNEL_NAMES, SharedHeap
 
 
 @pytest.fixture
@@ -291,12 +291,14 @@ class _Copies:
 
     def __init__(self, pool):
         self.pool, self.puts, self.gets = pool, [], []
-        real_put, real_get = pool.port.put, pool.port.get
+        self.jobs = []  # (kernel name, tiles) of each job
+        real_put, real_get, real_run = pool.port.put, pool.port.get, pool.port.run
         pool.port.put = lambda dst, src, n: self.puts.append(n) or real_put(dst, src, n)
         pool.port.get = lambda src, dst, n: self.gets.append(n) or real_get(src, dst, n)
+        pool.port.run = lambda fn, nargs, ntiles, table: self.jobs.append((KERNEL_NAMES[fn], ntiles)) or real_run(fn, nargs, ntiles, table)
 
     def close(self):
-        del self.pool.port.put, self.pool.port.get
+        del self.pool.port.put, self.pool.port.get, self.pool.port.run
 
 
 def _dispatches(pool, fn, feeds_list, **options):
@@ -466,4 +468,76 @@ def test_a_job_falling_back_mid_chain_reads_the_images(pool, split_everything, m
     np.testing.assert_array_equal(got, expected)
     state["armed"] = False
     np.testing.assert_array_equal(ctx.compute(graph, {"x": x2})["y"], expected)
+    ctx.destroy()
+
+
+# -- ShuffleNet as ONNX Runtime's WebNN EP builds it: NCHW units cut at each Sum -----------
+def shufflenet_unit(c, mid, h, w, stride=1, relu_output=True):
+    """One ShuffleNet unit of an ORT partition, NCHW: relu of the partition input (also a
+    graph output: ORT's Sum reads it), the group-4 1x1 conv + relu, the channel shuffle
+    as ORT writes it (reshape -> transpose -> reshape), the 3x3 depthwise conv and the
+    group-4 1x1 conv. The layout pass runs it NHWC between two transposes."""
+    def fn(b, rng):
+        x = b.input("x", {"dataType": "float32", "shape": [1, c, h, w]})
+        r = b.relu(x)
+
+        def conv(v, o, k, groups, **opts):
+            wt = const(b, rand(rng, o, v.shape[1] // groups, k, k, scale=0.3))
+            return b.conv2d(v, wt, bias=const(b, rand(rng, o)), groups=groups, **opts)
+
+        y = b.relu(conv(r, mid, 1, 4))
+        oh, ow = y.shape[2], y.shape[3]
+        y = b.reshape(y, [1, 4, mid // 4, oh, ow])
+        y = b.transpose(y, permutation=[0, 2, 1, 3, 4])
+        y = b.reshape(y, [1, mid, oh, ow])
+        y = conv(y, mid, 3, mid, padding=[1, 1, 1, 1], strides=[stride, stride])
+        y = conv(y, c, 1, 4)
+        return {"x": rand(rng, 1, c, h, w)}, ({"r": r, "y": y} if relu_output else {"y": y})
+    fn.x_bytes = 4 * c * h * w
+    return fn
+
+
+SHUFFLE_UNITS = {
+    "odd channels, odd sizes": shufflenet_unit(36, 20, 13, 11),
+    "depthwise stride 2": shufflenet_unit(44, 28, 27, 21, stride=2),
+    # the relu then runs on the NHWC twin (a numpy op reading the head transpose's output)
+    "relu not a graph output": shufflenet_unit(36, 20, 13, 11, relu_output=False),
+}
+
+
+@pytest.mark.parametrize("unit", list(SHUFFLE_UNITS))
+def test_a_shufflenet_unit_stays_in_the_shared_memory(pool, split_everything, unit):
+    """Between the layout pass's two transposes every step of the unit runs on the pool
+    (the transposes and the channel shuffle as one-tile jobs): per dispatch the relu's
+    output goes in once (the head transpose) and the unit's output comes out once (the
+    tail transpose); the same bytes as one thread."""
+    fn = SHUFFLE_UNITS[unit]
+    single, _ = run(fn, 1)
+    ctx, _, results, copies = _dispatches(pool, fn, [None, None])
+    for r in results:
+        for name in single:
+            np.testing.assert_array_equal(r[name], single[name], err_msg=name)
+    x, y = fn.x_bytes, single["y"].nbytes
+    assert sorted(copies.puts) == [x, x], copies.puts
+    assert sorted(copies.gets) == [y, y], copies.gets
+    assert [name for name, _ in copies.jobs[len(copies.jobs) // 2:]] == [
+        "wk_transpose", "wk_conv2d", "wk_shuffle", "wk_dwconv2d", "wk_conv2d", "wk_transpose"], copies.jobs
+    ctx.destroy()
+
+
+def test_shufflenet_sized_convolutions_split_on_the_pool(pool):
+    """At ShuffleNet's own sizes (28x28, 272 -> 68 -> 272 channels: 3.6M multiply-adds
+    per 1x1 conv, 0.48M depthwise taps) and the default thresholds, the unit's three
+    convolutions run split in several tiles (their inputs are images: the head
+    transpose put the unit's input in the shared memory), the moves as one tile each."""
+    fn = shufflenet_unit(272, 68, 28, 28)
+    single, _ = run(fn, 1)
+    ctx, _, results, copies = _dispatches(pool, fn, [None])
+    np.testing.assert_array_equal(results[0]["y"], single["y"])
+    np.testing.assert_array_equal(results[0]["r"], single["r"])
+    last = copies.jobs  # the dispatch after the first
+    assert [name for name, _ in last] == ["wk_transpose", "wk_conv2d", "wk_shuffle", "wk_dwconv2d", "wk_conv2d",
+                                          "wk_transpose"], last
+    for name, n in last:
+        assert n == 1 if name in ("wk_transpose", "wk_shuffle") else n >= pool.threads, last
     ctx.destroy()

@@ -55,6 +55,7 @@ import numpy as np
 
 from ...registry import OPS, Op
 from .fast.pack import pack_b, pack_conv, round_up
+from .fast.paths import NCHW_TO_NHWC, NHWC_TO_NCHW, SMALL_ELEMENTWISE, SMALL_SHUFFLE
 from .fast.shared import Planned
 from .reference import Step, coerce
 
@@ -491,6 +492,28 @@ def _writes_nhwc(node) -> bool:
     return node.attrs.get("layout") == "nhwc" and _f32(node.inputs[0]) and _f32(node.outputs[0])
 
 
+def _moves_into_buffer(node) -> bool:
+    """A layout move the fast paths run as one kernel into a given array (fast/paths.py
+    transpose, channel_shuffle, on exactly these conditions): a float32 NCHW <-> NHWC
+    transpose or a channel shuffle. Its output gets a planned buffer like a conv's, so
+    the kernel pool can keep a chain through it in its shared memory (not a concat
+    slice: these kernels write contiguous arrays only)."""
+    name = node.op.name
+    if name not in ("transpose", "channelShuffle") or not (_f32(node.inputs[0]) and _f32(node.outputs[0])):
+        return False
+    shape = node.inputs[0].shape
+    if len(shape) != 4:
+        return False
+    if name == "transpose":
+        perm = node.attrs.get("perm")  # compared as fast/paths.py transpose compares it
+        return (perm == NCHW_TO_NHWC or perm == NHWC_TO_NCHW) and math.prod(shape) >= SMALL_ELEMENTWISE
+    return node.attrs.get("groups", 1) > 1 and math.prod(shape) >= SMALL_SHUFFLE
+
+
+def _writes_buffer(node) -> bool:
+    return _writes_nhwc(node) or _moves_into_buffer(node)
+
+
 def plan_buffers(nodes, output_ids) -> list:
     readers = _consumers(nodes)
     producer = {}
@@ -525,7 +548,7 @@ def plan_buffers(nodes, output_ids) -> list:
             writes[pi] = buf
             absorbed.add(pi)
     for i, node in enumerate(nodes):
-        if i not in writes and _writes_nhwc(node):
+        if i not in writes and _writes_buffer(node):
             buf = _Buffer(node.outputs[0].shape, [i])
             buffers.append(buf)
             writes[i] = buf
@@ -601,7 +624,7 @@ def plan_buffers(nodes, output_ids) -> list:
     # Tell each writer which array its input will be when its producer ran
     # its kernel, so that the call can reuse the input's address.
     for i, node in enumerate(nodes):
-        if _writes_nhwc(node) and node.inputs[0].id in produced:
+        if _writes_buffer(node) and node.inputs[0].id in produced:
             new_attrs.setdefault(i, {})["_x"] = produced[node.inputs[0].id]
     _plan_images(nodes, live, new_attrs, produced)
     return [_copy(node, **new_attrs[i]) if i in new_attrs else node for i, node in enumerate(nodes)]
@@ -623,7 +646,7 @@ def _plan_images(nodes, live, new_attrs, produced) -> None:
 
     def pool_kernel(i) -> bool:
         node = nodes[i]
-        if not _writes_nhwc(node):
+        if not _writes_buffer(node):
             return False
         if node.op.name in CONV_OPS:
             return node.attrs.get("_prep") is not None

@@ -34,6 +34,7 @@ TILES_PER_POOL_THREAD = 3
 # Below this many multiply-adds a call is not worth the FFI crossing.
 SMALL_GEMM = 4096
 SMALL_ELEMENTWISE = 4096
+SMALL_SHUFFLE = 1024
 
 
 def addr(a: np.ndarray) -> int:
@@ -135,19 +136,23 @@ def _conv_parts(cpu, prep: PackedConv, p, chained: bool = False) -> int:
     if _threads(cpu) <= 1:
         return 1
     rows = int(p[0]) * int(p[4])
-    macs = rows * int(p[5]) * prep.out_channels * (prep.kh * prep.kw if prep.kind == "dw" else prep.k)
+    if prep.kind == "dw":
+        macs = rows * int(p[5]) * prep.out_channels * prep.kh * prep.kw * tiling.DEPTHWISE_WORK_PER_TAP
+    else:
+        macs = rows * int(p[5]) * prep.out_channels * prep.k
     if tiling.is_direct_conv(p) and prep.kind != "dw":
         rows = int(p[0]) * int(p[4]) * int(p[5])
     return _parts(cpu, macs, rows, chained)
 
 
 class _Tile:
-    """One tile of a split call: its parameter block, x / y offsets in bytes and its own scratch."""
+    """One tile of a split call: its parameter block (None: the call's first argument
+    is `first`, e.g. a count, or unchanged), x / y offsets in bytes and its own scratch."""
 
-    __slots__ = ("p", "dx", "dy", "scratch")
+    __slots__ = ("p", "dx", "dy", "scratch", "first")
 
-    def __init__(self, p, dx, dy, scratch):
-        self.p, self.dx, self.dy, self.scratch = p, dx, dy, scratch
+    def __init__(self, p, dx, dy, scratch, first=None):
+        self.p, self.dx, self.dy, self.scratch, self.first = p, dx, dy, scratch, first
 
 
 def _tiles(p, parts, direct, scratch_floats) -> list:
@@ -170,7 +175,10 @@ def _run_tiles(cpu, name, args, tiles, x_index, out_index, scratch_index, x, out
         calls = []
         for t in tiles:
             a = list(args)
-            a[0] = addr(t.p)
+            if t.p is not None:
+                a[0] = addr(t.p)
+            elif t.first is not None:
+                a[0] = t.first
             a[x_index] += t.dx
             a[out_index] += t.dy
             if scratch_index is not None:
@@ -203,7 +211,7 @@ class _Plan:
 
     __slots__ = ("backend", "fn", "name", "args", "x_index", "x_expected", "out", "out_index", "out_shape", "keep",
                  "tiles", "cpu", "scratch_index", "consts", "tables", "scatter", "image", "out_geometry",
-                 "chained_tiles", "chained_tables", "chained_parts", "direct", "scratch_floats", "x_image")
+                 "chained_tiles", "chained_tables", "chained_parts", "make_tiles", "head", "x_image")
 
     def __call__(self, x):
         args = self.args
@@ -225,13 +233,15 @@ class _Plan:
             if pool is not None:
                 image = self.image if planned else None
                 if (image is not None and image.slices) or (
-                        chained and pool.holds(x) and (out is not self.out or self.out_geometry[1])):
+                        chained and pool.holds(x) and (out is not self.out or self.out_geometry[1])) or (
+                        self.head and image is not None and image.readers):
                     # Too small to pay for a job that copies, but its input is already in the
-                    # pool's memory (or its output goes into a concat image): run there, in
+                    # pool's memory (or its output goes into a concat image, or it is a layout
+                    # move whose output pool kernels read: the head of a chain): run there, in
                     # tiles from tiles.CHAINED_POOL_MIN_WORK on, else as one tile. (Not into a
                     # concat slice without an image: its whole extent would cross twice.)
                     if self.chained_tiles is None:
-                        self.chained_tiles = _tiles(self.keep[0], self.chained_parts, self.direct, self.scratch_floats)
+                        self.chained_tiles = self.make_tiles(self.chained_parts)
                     tiles, tables = self.chained_tiles, self.chained_tables
                 else:
                     if chained:
@@ -252,7 +262,11 @@ class _Plan:
 
 def _make_plan(backend, name, args, x_index, x_expected, out, out_index, out_shape, keep, tiles=None, cpu=None,
                scratch_index=None, consts=(), scatter=None, image=None, scratch_floats=0, x_image=None,
-               chained_parts=1, direct=False) -> _Plan:
+               chained_parts=1, direct=False, make_tiles=None, head=False) -> _Plan:
+    """`make_tiles(parts)`: the call's tiles when it runs on the pool unsplit at
+    POOL_MIN_WORK (default: keep[0] is its parameter block, split by output rows, or
+    pixels when `direct`); `head`: a layout move that runs on the pool whenever pool
+    kernels read its output (it starts their chain in the shared memory)."""
     plan = _Plan()
     plan.scatter = scatter
     plan.x_image = x_image  # the shared.Planned of x_expected (compile.py's _x_planned)
@@ -262,8 +276,8 @@ def _make_plan(backend, name, args, x_index, x_expected, out, out_index, out_sha
     plan.chained_tiles = None  # the tiles of a job reading an image (made on first use)
     plan.chained_tables = {}
     plan.chained_parts = chained_parts
-    plan.direct = direct
-    plan.scratch_floats = scratch_floats
+    plan.make_tiles = make_tiles or (lambda parts: _tiles(keep[0], parts, direct, scratch_floats))
+    plan.head = head
     plan.cpu = cpu
     plan.scratch_index = scratch_index
     plan.backend = backend
@@ -640,10 +654,13 @@ def transpose(cpu, attrs, x):
     the kernel or the graph output that reads it, instead of numpy's copy of the
     strided view later (Pyodide: 1x3x224x224 0.29 -> 0.05 ms, 1x28x28x136 to NCHW
     0.065 -> 0.03 ms). Other permutations stay numpy views."""
+    backend = cpu.library
+    plan = attrs.get("_plan")
+    if plan is not None and plan.backend is backend:
+        return plan(x)
     perm = attrs["perm"]
     if perm != NCHW_TO_NHWC and perm != NHWC_TO_NCHW:
         return None
-    backend = cpu.library
     if backend is None:
         return _no_library(cpu, "transpose")
     if x.dtype != F32 or x.size < SMALL_ELEMENTWISE:
@@ -651,12 +668,30 @@ def transpose(cpu, attrs, x):
     xc = _c(x)
     n, a, b, c = xc.shape
     if perm == NCHW_TO_NHWC:  # each image: C x HW -> HW x C
-        y = np.empty((n, b, c, a), F32)
-        backend.transpose(n, a, b * c, addr(xc), addr(y))
+        shape, dims = (n, b, c, a), (n, a, b * c)
     else:  # each image: HW x C -> C x HW
-        y = np.empty((n, c, a, b), F32)
-        backend.transpose(n, a * b, c, addr(xc), addr(y))
+        shape, dims = (n, c, a, b), (n, a * b, c)
+    if "_out" in attrs or "_x" in attrs:
+        # compiled (compile.plan_buffers): a call plan, which the kernel pool may run
+        plan = attrs["_plan"] = _move_plan(cpu, "transpose", dims, attrs, shape)
+        return plan(xc)
+    y = np.empty(shape, F32)
+    backend.transpose(*dims, addr(xc), addr(y))
     return y
+
+
+def _move_plan(cpu, name, dims, attrs, out_shape) -> _Plan:
+    """The call plan of a compiled layout move (transpose, channel shuffle: kernel
+    `name`, arguments dims + (x, y)) into its planned buffer `_out` (None: a new
+    array each call). On a kernel pool it runs there as one tile whenever its input
+    is an image or pool kernels read its output, so that a chain of NHWC kernels
+    between an NCHW graph's transposes, through ShuffleNet's channel shuffles, stays
+    in the shared memory (one copy in at the head, one out at the end)."""
+    one = [_Tile(None, 0, 0, None)]
+    k = len(dims)
+    return _make_plan(cpu.library, name, [*dims, 0, 0], k, attrs.get("_x"), attrs.get("_out"), k + 1, out_shape, [],
+                      None, cpu, image=attrs.get("_planned"), x_image=attrs.get("_x_planned"),
+                      make_tiles=lambda parts: one, head=True)
 
 
 # -------------------------------------------------------- channel shuffle --
@@ -664,15 +699,22 @@ def channel_shuffle(cpu, attrs, x):
     """compile.py's channelShuffle step (a reshape/transpose chain): wk_shuffle,
     one pass, instead of numpy's copy of a view whose inner axis is g long."""
     backend = cpu.library
+    plan = attrs.get("_plan")
+    if plan is not None and plan.backend is backend:
+        return plan(x)
     if backend is None:
         return _no_library(cpu, "channelShuffle")
     g = attrs["groups"]
-    if x.dtype != F32 or g == 1 or x.size < 1024:
-        return cpu.decline("channelShuffle", "not a float32 shuffle of >= 1024 elements")
+    if x.dtype != F32 or g == 1 or x.size < SMALL_SHUFFLE:
+        return cpu.decline("channelShuffle", f"not a float32 shuffle of >= {SMALL_SHUFFLE} elements")
     xc = _c(x)
     c = xc.shape[-1]
+    dims = (xc.size // c, g, c // g)
+    if "_out" in attrs or "_x" in attrs:  # compiled: a call plan (see _move_plan)
+        plan = attrs["_plan"] = _move_plan(cpu, "shuffle", dims, attrs, tuple(attrs["shape"]))
+        return plan(xc)
     y = np.empty(attrs["shape"], F32)
-    backend.shuffle(xc.size // c, g, c // g, addr(xc), addr(y))
+    backend.shuffle(*dims, addr(xc), addr(y))
     return y
 
 

@@ -425,4 +425,14 @@ class KernelPool:
     def stats(self) -> dict:
         return {"threads": self.threads, "jobs": self.jobs, "sharedBytes": self.port.size(),
                 "heapInUse": self.heap.in_use(), "copiedIn": self.copied_in, "reused": self.reused,
-                "copiedOut": self.copied_out}
+                "copiedOut": self.copied_out, "port": self._port_stats()}
+
+    def _port_stats(self):
+        """The port's own counters (js/src/kernel_pool.js: tiles the caller and the
+        workers took, wake-ups, workers asleep now), or None (a port without them)."""
+        fn = getattr(self.port, "stats", None)
+        if fn is None:
+            return None
+        s = fn()
+        to_py = getattr(s, "to_py", None)  # a JS object in Pyodide
+        return dict(to_py() if to_py is not None else s)

@@ -41,6 +41,10 @@ POOL_MIN_WORK = 1 << 22
 # expand 1x1 convs, 2.8M / 3M multiply-adds; ShuffleNet's 3.6M). Below, it runs there as
 # one tile (no worker woken).
 CHAINED_POOL_MIN_WORK = 1 << 20
+# A depthwise tap costs about this many GEMM multiply-adds (Pyodide, relaxed SIMD: ShuffleNet's
+# 28x28x68 3x3 depthwise, 0.48M taps, ~0.13 ms; its 3.6M multiply-add 1x1 convs ~0.19 ms): a
+# depthwise call's work is its taps times this, so it splits when it takes as long as a GEMM that does.
+DEPTHWISE_WORK_PER_TAP = 4
 
 
 def parts_for(work: int, rows: int, threads: int) -> int:
