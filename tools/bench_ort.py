@@ -419,12 +419,13 @@ def standin_run_table(res: dict, names: list) -> str:
            f"polyfill run − floor − polyfill's calls (what the polyfill costs ORT's run outside its calls: its "
            f"promises, memory, the kernel pool's threads on the same cores). Calls per run on the stand-in: "
            f"writeTensor / dispatch / readTensor (of them into a buffer) / createTensor; task hops: settles "
-           f"the run waited for (their call-to-settle ms summed per run):\n"]
+           f"the run waited for, and their call-to-settle ms summed per run on the stand-in and (reads) on the "
+           f"polyfill, whose settle task also copies a read into its buffer:\n"]
     out.append(f"| model | ORT wasm, 1 thread (same page) | ORT wasm, {threads} threads | WebNN EP on the polyfill "
                f"| WebNN EP on the stand-in = ORT's floor | floor ÷ wasm {threads} threads "
                f"| polyfill's calls: write / dispatch / read | floor + polyfill's calls | ÷ wasm {threads} threads "
                f"| rest | stand-in calls per run: write / dispatch / read (into) / createTensor "
-               f"| task hops per run (ms) |")
+               f"| task hops per run (ms: stand-in / polyfill) |")
     out.append("|---|" + "---:|" * 11)
     for n, m in rows:
         run = m.get("run")
@@ -448,7 +449,7 @@ def standin_run_table(res: dict, names: list) -> str:
                    f"| {ratio(floor_plus, wn_ms)} | {fmt(rest)} "
                    f"| {st.get('write', 0):g} / {st.get('dispatch', 0):g} / "
                    f"{st.get('read', 0) + st.get('readInto', 0):g} ({st.get('readInto', 0):g}) / "
-                   f"{st.get('createTensor', 0):g} | {st.get('hops', 0):g} ({fmt(st.get('settleMs'))}) |")
+                   f"{st.get('createTensor', 0):g} | {st.get('hops', 0):g} ({fmt(st.get('settleMs'))} / {fmt(c.get('readSettle'))}) |")
     out.append(background_note(r, names, "run", f"in all, over the {runs} timed stand-in runs"))
     return "\n".join(out)
 

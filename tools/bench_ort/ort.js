@@ -148,7 +148,8 @@ window.ready = (async () => {
 
 // The polyfill's MLContext calls during session.run on the stand-in page: ms inside
 // each call (not until a read settles: the settle is a task hop the stand-in pays
-// too), counted only while `polyfillCalls.on`.
+// too), counted only while `polyfillCalls.on`; readSettle: ms from the end of each
+// readTensor call to its promise settling (the hop, and the settle's own work).
 const polyfillCalls = { on: false, write: [], dispatch: [], read: [], createTensor: [], current: null };
 function timePolyfillRunCalls() {
   const p = MLContext.prototype;
@@ -160,8 +161,14 @@ function timePolyfillRunCalls() {
       ...d,
       value: function (...args) {
         if (!polyfillCalls.on) return fn.apply(this, args);
+        const c = polyfillCalls.current;
         const t = performance.now();
-        try { return fn.apply(this, args); } finally { polyfillCalls.current[key] += performance.now() - t; polyfillCalls.current[`${key}Calls`]++; }
+        const out = fn.apply(this, args);
+        const t1 = performance.now();
+        c[key] += t1 - t;
+        c[`${key}Calls`]++;
+        if (key === 'read') out.then(() => { c.readSettle += performance.now() - t1; }, () => {});
+        return out;
       },
     });
   }
@@ -197,7 +204,7 @@ function addPolyfillUse(into, before) {
 }
 
 const freshCallMs = () => ({ write: 0, dispatch: 0, read: 0, createTensor: 0, writeCalls: 0, dispatchCalls: 0, readCalls: 0,
-                             createTensorCalls: 0 });
+                             createTensorCalls: 0, readSettle: 0 });
 
 // One session each on ORT's wasm EP (1 thread: this page's ORT), the WebNN EP on the
 // polyfill and the WebNN EP on the stand-in, run in interleaved rounds (one
