@@ -230,12 +230,14 @@ async function runStandinRuns(m, bytes, opts, wasmOpts, runs, warmup, r) {
       feeds[name] = new ort.Tensor('float32', input(shape.reduce((a, b) => a * b, 1), 12345 + i), shape);
     });
     const out = r.run = { runsMs: {}, medianMs: {}, minMs: {}, outputs: {}, warmupRounds: 0 };
-    let calls = null;
+    let calls = null;      // the polyfill's calls, per timed run
+    let standinRuns = null;  // the stand-in's runStats, per timed run
     out.standinPolyfillUse = {};  // during the timed stand-in runs (polyfillUse)
     const one = async (e, timed) => {
       polyfillCalls.on = timed && e === 'polyfill';
       polyfillCalls.current = freshCallMs();
       const use0 = polyfillUse();
+      webnnStandin.resetRunStats();
       const t = performance.now();
       const res = await sessions[e].run(feeds);
       const ms = performance.now() - t;
@@ -244,6 +246,7 @@ async function runStandinRuns(m, bytes, opts, wasmOpts, runs, warmup, r) {
       if (timed) {
         out.runsMs[e].push(ms);
         if (e === 'polyfill') calls.push(polyfillCalls.current);
+        if (e === 'standin') standinRuns.push(webnnStandin.runStats());
       }
       return res;
     };
@@ -258,12 +261,12 @@ async function runStandinRuns(m, bytes, opts, wasmOpts, runs, warmup, r) {
     }
     engines.forEach((e) => { out.runsMs[e] = []; });
     calls = [];
-    webnnStandin.resetRunStats();
+    standinRuns = [];
     for (let i = 0; i < runs; i++) {
       for (let j = 0; j < engines.length; j++) await one(engines[(i + j) % engines.length], true);
     }
-    const st = webnnStandin.runStats();
-    out.standinPerRun = Object.fromEntries(Object.entries(st).map(([k, v]) => [k, v / runs]));
+    const perRun = (list) => Object.fromEntries(Object.keys(list[0]).map((k) => [k, median(list.map((c) => c[k]))]));
+    out.standinPerRun = perRun(standinRuns);  // medians over the timed runs
     out.polyfillCallsPerRun = Object.fromEntries(Object.keys(freshCallMs()).map((k) => [k, median(calls.map((c) => c[k]))]));
     for (const e of engines) {
       out.medianMs[e] = median(out.runsMs[e]);
