@@ -5,7 +5,7 @@ cross-origin isolated and ORT may start its thread pool), and ORT's WebNN EP
 (deviceType "cpu") on navigator.ml = this polyfill (issue 17 item 4).
 
     python3 tools/bench_ort.py [--runs N] [--models a,b] [--budget S] [--markdown docs/performance.md]
-    python3 tools/bench_ort.py --standin [--configs wasm1,standin] [--create-runs K]
+    python3 tools/bench_ort.py --standin [--configs wasm1,standin] [--create-runs K] [--standin-runs R]
     ./dev bench ort ...
 
 The models are built by tools/bench_ort/models.py with the PyPI `onnx` package
@@ -23,8 +23,12 @@ of N session.run (fewer when --budget seconds pass, at least 3).
 descriptors a real create on the polyfill recorded, build() resolves at once, the
 polyfill's opSupportLimits table): ORT's own create time measured directly. That
 page creates each model K times on the polyfill and K times on the stand-in,
-interleaved (no session.run). Prints a markdown table; --markdown writes it between
-`<!-- bench-ort:begin -->` / `<!-- bench-ort:end -->`.
+interleaved; then (--standin-runs R, default 30) it runs one session each on ORT's
+wasm EP, the polyfill and the stand-in in R interleaved rounds: ORT's own
+session.run, the floor its WebNN EP puts under any WebNN implementation (the
+stand-in's writes and dispatches do nothing, its promises settle in a queued task as
+the spec obliges, its reads hand back zeros). Prints markdown tables; --markdown writes
+them between `<!-- bench-ort:begin -->` / `<!-- bench-ort:end -->`.
 """
 from __future__ import annotations
 
@@ -419,12 +423,14 @@ def standin_run_table(res: dict, names: list) -> str:
            f"polyfill run − floor − polyfill's calls (what the polyfill costs ORT's run outside its calls: its "
            f"promises, memory, the kernel pool's threads on the same cores). Calls per run on the stand-in: "
            f"writeTensor / dispatch / readTensor (of them into a buffer) / createTensor; task hops: settles "
-           f"the run waited for (their call-to-settle ms summed per run):\n"]
+           f"the run waited for, and their call-to-settle ms summed per run on the stand-in and (reads) on the "
+           f"polyfill, whose settle task also copies a read into its buffer (per-run figures: medians over the "
+           f"timed runs):\n"]
     out.append(f"| model | ORT wasm, 1 thread (same page) | ORT wasm, {threads} threads | WebNN EP on the polyfill "
                f"| WebNN EP on the stand-in = ORT's floor | floor ÷ wasm {threads} threads "
                f"| polyfill's calls: write / dispatch / read | floor + polyfill's calls | ÷ wasm {threads} threads "
                f"| rest | stand-in calls per run: write / dispatch / read (into) / createTensor "
-               f"| task hops per run (ms) |")
+               f"| task hops per run (ms: stand-in / polyfill) |")
     out.append("|---|" + "---:|" * 11)
     for n, m in rows:
         run = m.get("run")
@@ -448,7 +454,7 @@ def standin_run_table(res: dict, names: list) -> str:
                    f"| {ratio(floor_plus, wn_ms)} | {fmt(rest)} "
                    f"| {st.get('write', 0):g} / {st.get('dispatch', 0):g} / "
                    f"{st.get('read', 0) + st.get('readInto', 0):g} ({st.get('readInto', 0):g}) / "
-                   f"{st.get('createTensor', 0):g} | {st.get('hops', 0):g} ({fmt(st.get('settleMs'))}) |")
+                   f"{st.get('createTensor', 0):g} | {st.get('hops', 0):g} ({fmt(st.get('settleMs'))} / {fmt(c.get('readSettle'))}) |")
     out.append(background_note(r, names, "run", f"in all, over the {runs} timed stand-in runs"))
     return "\n".join(out)
 

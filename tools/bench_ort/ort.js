@@ -148,7 +148,8 @@ window.ready = (async () => {
 
 // The polyfill's MLContext calls during session.run on the stand-in page: ms inside
 // each call (not until a read settles: the settle is a task hop the stand-in pays
-// too), counted only while `polyfillCalls.on`.
+// too), counted only while `polyfillCalls.on`; readSettle: ms from the end of each
+// readTensor call to its promise settling (the hop, and the settle's own work).
 const polyfillCalls = { on: false, write: [], dispatch: [], read: [], createTensor: [], current: null };
 function timePolyfillRunCalls() {
   const p = MLContext.prototype;
@@ -160,8 +161,14 @@ function timePolyfillRunCalls() {
       ...d,
       value: function (...args) {
         if (!polyfillCalls.on) return fn.apply(this, args);
+        const c = polyfillCalls.current;
         const t = performance.now();
-        try { return fn.apply(this, args); } finally { polyfillCalls.current[key] += performance.now() - t; polyfillCalls.current[`${key}Calls`]++; }
+        const out = fn.apply(this, args);
+        const t1 = performance.now();
+        c[key] += t1 - t;
+        c[`${key}Calls`]++;
+        if (key === 'read') out.then(() => { c.readSettle += performance.now() - t1; }, () => {});
+        return out;
       },
     });
   }
@@ -197,7 +204,7 @@ function addPolyfillUse(into, before) {
 }
 
 const freshCallMs = () => ({ write: 0, dispatch: 0, read: 0, createTensor: 0, writeCalls: 0, dispatchCalls: 0, readCalls: 0,
-                             createTensorCalls: 0 });
+                             createTensorCalls: 0, readSettle: 0 });
 
 // One session each on ORT's wasm EP (1 thread: this page's ORT), the WebNN EP on the
 // polyfill and the WebNN EP on the stand-in, run in interleaved rounds (one
@@ -223,12 +230,14 @@ async function runStandinRuns(m, bytes, opts, wasmOpts, runs, warmup, r) {
       feeds[name] = new ort.Tensor('float32', input(shape.reduce((a, b) => a * b, 1), 12345 + i), shape);
     });
     const out = r.run = { runsMs: {}, medianMs: {}, minMs: {}, outputs: {}, warmupRounds: 0 };
-    let calls = null;
+    let calls = null;      // the polyfill's calls, per timed run
+    let standinRuns = null;  // the stand-in's runStats, per timed run
     out.standinPolyfillUse = {};  // during the timed stand-in runs (polyfillUse)
     const one = async (e, timed) => {
       polyfillCalls.on = timed && e === 'polyfill';
       polyfillCalls.current = freshCallMs();
       const use0 = polyfillUse();
+      webnnStandin.resetRunStats();
       const t = performance.now();
       const res = await sessions[e].run(feeds);
       const ms = performance.now() - t;
@@ -237,6 +246,7 @@ async function runStandinRuns(m, bytes, opts, wasmOpts, runs, warmup, r) {
       if (timed) {
         out.runsMs[e].push(ms);
         if (e === 'polyfill') calls.push(polyfillCalls.current);
+        if (e === 'standin') standinRuns.push(webnnStandin.runStats());
       }
       return res;
     };
@@ -251,12 +261,12 @@ async function runStandinRuns(m, bytes, opts, wasmOpts, runs, warmup, r) {
     }
     engines.forEach((e) => { out.runsMs[e] = []; });
     calls = [];
-    webnnStandin.resetRunStats();
+    standinRuns = [];
     for (let i = 0; i < runs; i++) {
       for (let j = 0; j < engines.length; j++) await one(engines[(i + j) % engines.length], true);
     }
-    const st = webnnStandin.runStats();
-    out.standinPerRun = Object.fromEntries(Object.entries(st).map(([k, v]) => [k, v / runs]));
+    const perRun = (list) => Object.fromEntries(Object.keys(list[0]).map((k) => [k, median(list.map((c) => c[k]))]));
+    out.standinPerRun = perRun(standinRuns);  // medians over the timed runs
     out.polyfillCallsPerRun = Object.fromEntries(Object.keys(freshCallMs()).map((k) => [k, median(calls.map((c) => c[k]))]));
     for (const e of engines) {
       out.medianMs[e] = median(out.runsMs[e]);
