@@ -10,7 +10,9 @@ polyfill in headless Chromium; the MLGraphBuilder calls ORT makes are recorded
 (the page's own interfaces wrapped, measurement only) and printed as one row:
 WebNN graphs, conv2d calls by inputLayout, pools by layout, transposes,
 reshapes. --layout overrides the polyfill's opSupportLimits().preferredInputLayout
-for the experiment; --log prints ORT's verbose log lines that mention layout.
+for the experiment; --log prints ORT's verbose log lines about the EP's
+GetCapability calls (ORT calls it a second time only after its NHWC layout
+transformation changed the graph) and layouts.
 """
 from __future__ import annotations
 
@@ -177,7 +179,7 @@ _PAGE_JS = r"""async ([cases, levels, verbose]) => {
   const logs = [];
   const log = console.log, warn = console.warn;
   const grab = (fn) => (...a) => { if (calls) logs.push(a.join(' ')); return fn.apply(console, a); };
-  console.log = grab(log); console.warn = grab(warn);
+  console.log = grab(log); console.warn = grab(warn); console.error = grab(console.error); console.info = grab(console.info); console.debug = grab(console.debug);
   const out = {};
   for (const [name, url] of cases) {
     for (const level of levels) {
@@ -190,7 +192,8 @@ _PAGE_JS = r"""async ([cases, levels, verbose]) => {
           logSeverityLevel: verbose ? 0 : 3, logVerbosityLevel: verbose ? 1 : 0 });
         await s.release();
       } catch (e) { row.error = String(e.message || e).slice(0, 300); }
-      row.graphs = graphs; row.calls = calls; row.logs = verbose ? logs.filter((l) => /layout|nhwc|Transpose|opset|partition|WebNN/i.test(l)).slice(0, 80) : [];
+      row.graphs = graphs; row.calls = calls; // ORT calls the EP's GetCapability a second time only after its NHWC layout transformation changed the graph
+      row.logs = verbose ? logs.filter((l) => /GetCapability|layout|nhwc/i.test(l) && !/NhwcTransformer/.test(l)).map((l) => l.replace(/\x1b\[[0-9;]*m/g, '')) : [];
       calls = null;
     }
   }
@@ -245,7 +248,7 @@ def main(argv=None) -> int:
                    help=f"comma list; small cases {SMALL} (+ @opset13, @ir3, @inputs) or bench_ort models")
     p.add_argument("--levels", default="all", help="comma list of graphOptimizationLevel: disabled,basic,extended,all")
     p.add_argument("--layout", choices=("nhwc", "nchw"), help="override the polyfill's preferredInputLayout")
-    p.add_argument("--log", action="store_true", help="ORT's verbose log lines about layout/partitions")
+    p.add_argument("--log", action="store_true", help="ORT's verbose log lines about GetCapability calls and layouts")
     p.add_argument("--json", type=Path, help="write the raw recording here")
     p.add_argument("--ort-version", default=None, help="onnxruntime-web version (default: tools/ort_web.py's pin)")
     args = p.parse_args(argv)
