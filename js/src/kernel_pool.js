@@ -15,6 +15,8 @@
 //   job)  [2] tiles done  [3] kernel index  [4] words per row  [5] tile count
 //   [6] set when a tile threw  [7] workers asleep in Atomics.wait  [8] how long
 //   (microseconds) an idle worker watches [0] before it sleeps  [9] tiles workers took
+//   [10] watches cut short because the worker was descheduled  [11] how long a gap between two
+//   looks at the clock counts as descheduled (microseconds; see the worker's loop)
 // Every thread takes tiles with a compare-exchange on [1] until none are left.
 // The calling thread takes its share, then spins until [2] counts every tile: a
 // window's main thread may not Atomics.wait, and the tiles left are the ones
@@ -60,6 +62,8 @@ const READY_TIMEOUT_MS = 20000;
 // ShuffleNet's steps between two pool jobs of one dispatch take ~20-150 us. (On a
 // machine with fewer free cores than threads the watch takes time from the caller.)
 const SPIN_US = 200;
+const DESCHEDULED_US = 100;
+const CALM_MS = 100;
 
 // Run by every thread of the pool (its source is also the workers' code); returns
 // how many tiles this thread took.
@@ -108,15 +112,30 @@ self.onmessage = (e) => {
   self.postMessage({ ready: true });
   const now = performance.now.bind(performance);
   let seen = Atomics.load(i32, 0);
+  let calmUntil = 0;  // no watch before this time (this thread was descheduled in one)
   for (;;) {
-    // Watch for the next job a little while (the next one of a dispatch comes soon), then sleep.
-    const until = now() + Atomics.load(i32, 8) / 1000;
+    // Watch for the next job a little while (the next one of a dispatch comes soon), then
+    // sleep. A watch interrupted by the scheduler (a gap of over [11] microseconds between two
+    // looks at the clock) means the machine has no core to spare: it ends at once, and for
+    // the next ${CALM_MS} ms idle periods sleep without one, so the watch does not take a core
+    // the calling thread needs.
+    let last = now();
+    const until = last < calmUntil ? last : last + Atomics.load(i32, 8) / 1000;
     let spins = 0;
     while (Atomics.load(i32, 0) === seen) {
-      if ((++spins & 255) === 0 && now() >= until) {
+      if ((++spins & 255) === 0) {
+        const t = now();
+        if (t - last > Atomics.load(i32, 11) / 1000) {
+          calmUntil = t + ${CALM_MS};
+          Atomics.add(i32, 10, 1);
+        } else if (t < until) {
+          last = t;
+          continue;
+        }
         Atomics.add(i32, 7, 1);
         Atomics.wait(i32, 0, seen);
         Atomics.sub(i32, 7, 1);
+        last = now();
       }
     }
     seen = Atomics.load(i32, 0);
@@ -151,19 +170,24 @@ class KernelPort {
     this.jobs = 0;
     this.callerTiles = 0;
     this.notifies = 0;
-    this.setSpin(SPIN_US);
+    this.setSpin(SPIN_US, DESCHEDULED_US);
   }
 
   // How long (microseconds) an idle worker watches for the next job before it
-  // sleeps (0: at once, as before the spin; tests and benchmarks).
-  setSpin(us) { A.store(this.i32, 8, Math.max(0, Math.min(100000, us | 0))); }
+  // sleeps (0: at once, as before the watch), and how long a gap in its watch
+  // means it was descheduled (then it stops watching for a while; tests and benchmarks).
+  setSpin(us, descheduledUs = DESCHEDULED_US) {
+    A.store(this.i32, 11, Math.max(0, Math.min(1e7, descheduledUs | 0)));
+    A.store(this.i32, 8, Math.max(0, Math.min(1e7, us | 0)));
+  }
 
   // Counters since the pool started: jobs, tiles the calling thread and the workers
   // took, how many jobs had to wake a sleeping worker, workers asleep now.
   stats() {
     const i32 = this.i32;
     return { jobs: this.jobs, callerTiles: this.callerTiles, workerTiles: A.load(i32, 9),
-      notifies: this.notifies, asleep: A.load(i32, 7), workers: this.workers.length, spinUs: A.load(i32, 8) };
+      notifies: this.notifies, asleep: A.load(i32, 7), workers: this.workers.length, spinUs: A.load(i32, 8),
+      watchesCut: A.load(i32, 10) };
   }
 
   size() { return this.memory.buffer.byteLength; }

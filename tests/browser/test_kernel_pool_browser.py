@@ -111,15 +111,21 @@ def test_not_isolated_runs_single_threaded_and_says_why(page, server):
     assert s["pool"] is None
 
 
-# Three chained convolutions split on the pool, dispatched back to back; then the page idles.
+# Three chained convolutions split on the pool, dispatched back to back, with the workers'
+# watch set long (and never cut), short, and cut at once. Waits are polls: on a loaded
+# machine a worker may get a core late, but the counters say what it did.
 SPIN_JS = """(async () => {
     const c = await navigator.ml.createContext();
     const py = webnnPolyfill.pyodide();
     py.runPython('from webnn_core.backends.cpu.fast import tiles; tiles.POOL_MIN_WORK = 0');
-    const spinUs = py.runPython('from webnn_core.backends.cpu import fast; fast.pool().port.stats().spinUs');
-    // A long watch, so that a worker descheduled on a loaded machine still counts as awake.
-    py.runPython('fast.pool().port.setSpin(20000)');
+    py.runPython('from webnn_core.backends.cpu import fast; port = fast.pool().port');
+    const spinUs = py.runPython('port.stats().spinUs');
     const k = webnnPolyfill.engineStats.kernels;
+    const stats = () => k.status(c).pool.port;
+    const until = async (what) => {
+      for (let i = 0; i < 500 && !what(stats()); i++) await new Promise((r) => setTimeout(r, 10));
+      return stats();
+    };
     const b = new MLGraphBuilder(c);
     const shape = [1, 33, 31, 24];
     const x = b.input('x', { dataType: 'float32', shape });
@@ -132,33 +138,47 @@ SPIN_JS = """(async () => {
     const tx = await c.createTensor({ dataType: 'float32', shape, writable: true });
     c.writeTensor(tx, new Float32Array(33 * 31 * 24).fill(1));
     const ty = await c.createTensor({ dataType: 'float32', shape, readable: true });
-    c.dispatch(g, { x: tx }, { y: ty });
-    await c.readTensor(ty);
-    const before = k.status(c).pool.port;
-    for (let i = 0; i < 20; i++) c.dispatch(g, { x: tx }, { y: ty });
-    await c.readTensor(ty);
-    const busy = k.status(c).pool.port;
-    await new Promise((r) => setTimeout(r, 300));  // idle: 15x the workers' watch
-    return { spinUs, before, busy, idle: k.status(c).pool.port };
+    const dispatches = async (n) => {
+      for (let i = 0; i < n; i++) c.dispatch(g, { x: tx }, { y: ty });
+      await c.readTensor(ty);
+    };
+    // A 5 s watch that is never cut: once the worker is awake, jobs need no wake-up.
+    py.runPython('port.setSpin(5000000, 10000000)');
+    await dispatches(1);
+    const before = await until((s) => s.asleep === 0);
+    await dispatches(20);
+    const busy = stats();
+    // The default watch: the idle worker falls asleep and stays asleep.
+    py.runPython(`port.setSpin(${spinUs})`);
+    await dispatches(1);
+    await until((s) => s.asleep === 1);
+    await new Promise((r) => setTimeout(r, 300));
+    const idle = stats();
+    // Every watch counts as descheduled (a gap of over 0 us between two looks at the clock):
+    // it is cut short, so even a 5 s watch ends in sleep at once.
+    py.runPython('port.setSpin(5000000, 0)');
+    await dispatches(1);
+    const cut = await until((s) => s.asleep === 1 && s.watchesCut > idle.watchesCut);
+    return { spinUs, before, busy, idle, cut };
 })()"""
 
 
 def test_idle_workers_sleep_and_busy_ones_take_the_next_job_awake(page, server):
     """A worker that finished a job watches for the next one a short while
-    (js/src/kernel_pool.js SPIN_US) before it sleeps in Atomics.wait: the jobs of one
-    dispatch that follow each other need no wake-up (no notify: a worker is awake),
-    and an idle page's workers are all asleep (no core burnt between dispatches)."""
+    (js/src/kernel_pool.js SPIN_US) before it sleeps in Atomics.wait: jobs that follow
+    each other while it watches need no wake-up (the caller notifies only a sleeping
+    worker), an idle page's workers are all asleep (no core burnt between dispatches),
+    and a worker descheduled during its watch (no core to spare) stops watching."""
     page.add_init_script("self.WEBNN_POLYFILL_CONFIG = { threads: 2 }")
     page.set_default_timeout(180_000)
     page.goto(f"{server}/test-pages/kernel_pool.html")
     r = page.evaluate(SPIN_JS)
-    before, busy, idle = r["before"], r["busy"], r["idle"]
-    assert r["spinUs"] > 0 and busy["workers"] == 1 and busy["spinUs"] == 20000
+    before, busy, idle, cut = r["before"], r["busy"], r["idle"], r["cut"]
+    assert r["spinUs"] > 0 and busy["workers"] == 1
+    assert before["asleep"] == 0, before
     jobs = busy["jobs"] - before["jobs"]
-    assert jobs >= 20 * 3, (before, busy)
+    assert jobs == 20 * 3, (before, busy)
     assert busy["callerTiles"] + busy["workerTiles"] - before["callerTiles"] - before["workerTiles"] >= 2 * jobs
-    # Jobs that follow each other find the worker awake: far fewer wake-ups than jobs (one per
-    # job before the watch; which tiles the worker takes depends on the machine's load).
-    assert busy["notifies"] - before["notifies"] < jobs / 2, (before, busy)
-    assert idle["asleep"] == idle["workers"] == 1, idle
-    assert idle["jobs"] == busy["jobs"]
+    assert busy["notifies"] == before["notifies"], (before, busy)  # the worker was awake for every job
+    assert idle["asleep"] == idle["workers"] == 1 and idle["spinUs"] == r["spinUs"], idle
+    assert cut["asleep"] == 1 and cut["watchesCut"] > idle["watchesCut"], cut

@@ -145,6 +145,9 @@ def _conv_parts(cpu, prep: PackedConv, p, chained: bool = False) -> int:
     return _parts(cpu, macs, rows, chained)
 
 
+_ASK = object()  # _run_tiles: the caller did not look the kernel pool up
+
+
 class _Tile:
     """One tile of a split call: its parameter block (None: the call's first argument
     is `first`, e.g. a count, or unchanged), x / y offsets in bytes and its own scratch."""
@@ -161,7 +164,7 @@ def _tiles(p, parts, direct, scratch_floats) -> list:
 
 
 def _run_tiles(cpu, name, args, tiles, x_index, out_index, scratch_index, x, out, consts, chained=False,
-               image=None, cache=None, out_geometry=None, x_image=None):
+               image=None, cache=None, out_geometry=None, x_image=None, pool=_ASK):
     """Call kernel `name` once per tile (args with that tile's parameter block,
     offsets and scratch) on the backend's threads, the calling thread taking a
     share: its kernel pool (shared memory, fast/shared.py) when it has one,
@@ -170,7 +173,7 @@ def _run_tiles(cpu, name, args, tiles, x_index, out_index, scratch_index, x, out
     the args point into; `chained`: x is a planned buffer (its image may be in the
     pool); `image`: out is the planned buffer (or concat slice) that `image` (a
     shared.Planned) describes, `x_image` the same of x; `out_geometry`: out's (extent, C-contiguous) when
-    the caller knows them."""
+    the caller knows them; `pool`: cpu.kernel_pool when the caller has it."""
     def make_calls():
         calls = []
         for t in tiles:
@@ -186,16 +189,19 @@ def _run_tiles(cpu, name, args, tiles, x_index, out_index, scratch_index, x, out
             calls.append(a)
         return calls
 
-    pool = cpu.kernel_pool
+    if pool is _ASK:
+        pool = cpu.kernel_pool
     if pool is not None:
         try:
-            # (the pool builds the calls only when it has no job table for them yet)
+            # (the pool builds the calls only when it has no job table for them yet, and
+            # stages the constants and scratch only when the cache has not got them)
             if out_geometry is None:
                 out_geometry = (shared_extent(out), out.flags.c_contiguous)
-            pool.run("wk_" + name, make_calls, consts=[*consts, *(t.p for t in tiles)],
+            staged = cache is not None and cache.get("pool") is pool and "fixed" in cache
+            pool.run("wk_" + name, make_calls, consts=() if staged else [*consts, *(t.p for t in tiles)],
                      ins=[(x, args[x_index], x.nbytes, True)], outs=[(out, args[out_index], *out_geometry)],
-                     scratch=[t.scratch for t in tiles], chained=x if chained else None, image=image,
-                     cache=cache, x_image=x_image)
+                     scratch=() if staged else [t.scratch for t in tiles], chained=x if chained else None,
+                     image=image, cache=cache, x_image=x_image)
             return
         except PoolFull as e:
             cpu.decline(name, f"ran on one thread: {e}")
@@ -228,6 +234,7 @@ class _Plan:
             args[self.out_index] = addr(out)
         planned = out is self.out and self.scatter is None
         tiles, tables = self.tiles, self.tables
+        pool = _ASK
         if tiles is None and self.cpu is not None:
             pool = self.cpu.kernel_pool
             if pool is not None:
@@ -251,7 +258,7 @@ class _Plan:
         if tiles:
             _run_tiles(self.cpu, self.name, args, tiles, self.x_index, self.out_index, self.scratch_index, x, out,
                        self.consts, chained, self.image if planned else None, tables,
-                       self.out_geometry if out is self.out else (out.nbytes, True), self.x_image)
+                       self.out_geometry if out is self.out else (out.nbytes, True), self.x_image, pool)
         else:
             self.fn(*args)
         if self.scatter is not None:
