@@ -408,7 +408,7 @@ def standin_run_table(res: dict, names: list) -> str:
         return ""
     wasm_n = res.get("wasmN") or {}
     threads = wasm_n.get("threads", "N")
-    runs = max(len(m["run"]["runsMs"].get("standin", [])) for _, m in rows if m.get("run"))
+    runs = max((len(m["run"].get("runsMs", {}).get("standin", [])) for _, m in rows if m.get("run")), default=0)
     out = [f"ORT's own `session.run` on the zero-cost stand-in: the floor ORT 1.30's WebNN EP puts under any "
            f"WebNN implementation. The stand-in's writeTensor and dispatch do nothing; createTensor and readTensor "
            f"settle their promises in a queued task (a MessageChannel message each, as the spec's \"queue an ML "
@@ -434,8 +434,8 @@ def standin_run_table(res: dict, names: list) -> str:
     out.append("|---|" + "---:|" * 11)
     for n, m in rows:
         run = m.get("run")
-        if not run:
-            why = m.get("error") or "not run"
+        if not run or run.get("error"):
+            why = (run or {}).get("error") or m.get("error") or "not run"
             out.append(f"| {ort_models.TITLES[n]} | error: {str(why).replace('|', '/')[:120]} " + "| " * 11)
             continue
         med, mn = run["medianMs"], run["minMs"]

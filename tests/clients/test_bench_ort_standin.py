@@ -156,6 +156,14 @@ def test_the_run_table_puts_the_standin_floor_and_the_polyfills_calls_against_wa
     assert cell["task hops per run (ms: stand-in / polyfill)"] == "27 (1.50 / 2.25)"
 
 
+def test_the_run_table_says_which_model_failed_to_run():
+    res = {"standin": {"label": "stand-in", "models": {
+        "mlp": {"run": run_result(0.1, 0.3, 0.05, (0.05, 0.1, 0.05))},
+        "shufflenet": {"standinMedianMs": 50.0, "run": {"error": "Error: no session"}}}}}
+    rows = [line for line in bench_ort.standin_run_table(res, ["mlp", "shufflenet"]).splitlines() if line.startswith("| ")]
+    assert "error: Error: no session" in rows[-1] and rows[-1].count("|") == rows[-2].count("|")
+
+
 def test_the_run_table_is_left_out_without_runs():
     res = {"standin": {"label": "stand-in", "models": {"mlp": {"standinMedianMs": 1.0}}}}
     assert bench_ort.standin_run_table(res, ["mlp"]) == ""

@@ -316,7 +316,13 @@ async function runStandin(models, createRuns, runs = 0, warmup = 0) {
       r.wasmMedianMs = median(r.wasmCreateMs);
       r.polyfillMedianMs = median(r.polyfillCreateMs);
       r.standinMedianMs = median(r.standinCreateMs);
-      if (runs > 0) await runStandinRuns(m, bytes, opts, wasmOpts, runs, warmup, r);
+      if (runs > 0) {
+        try {
+          await runStandinRuns(m, bytes, opts, wasmOpts, runs, warmup, r);
+        } catch (e) {  // the create measurement above still stands
+          r.run = { error: `${e?.name || 'Error'}: ${e?.message || e}` };
+        }
+      }
     } catch (e) {
       r.error = `${e?.name || 'Error'}: ${e?.message || e}`;
     }
