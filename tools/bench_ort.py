@@ -20,8 +20,8 @@ of N session.run (fewer when --budget seconds pass, at least 3).
 
 --standin adds a page where ORT's WebNN EP runs on a zero-cost WebNN stand-in
 (tools/bench_ort/standin.js: builder calls answer at once with the operand
-descriptors a real create on the polyfill recorded, build() resolves at once, the
-polyfill's opSupportLimits table): ORT's own create time measured directly. That
+descriptors a real create on the polyfill recorded, build() settles in a queued
+task, the polyfill's opSupportLimits table): ORT's own create time measured directly. That
 page creates each model K times on the polyfill and K times on the stand-in,
 interleaved; then (--standin-runs R, default 30) it runs one session each on ORT's
 wasm EP, the polyfill and the stand-in in R interleaved rounds: ORT's own
@@ -58,6 +58,10 @@ ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-
         "--no-first-run"]
 
 
+# The stand-in page collects garbage before each timed create (ort.js settleHeap): V8's gc().
+STANDIN_ARGS = ARGS + ["--js-flags=--expose-gc"]
+
+
 def log(*args):
     print("bench_ort:", *args, file=sys.stderr, flush=True)
 
@@ -91,7 +95,7 @@ def run(args) -> dict:
                     continue
                 log(f"{label} ...")
                 t = time.time()
-                browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=STANDIN_ARGS if key == "standin" else ARGS)
                 try:
                     page = browser.new_page()
                     page.goto(f"{base}?{query}", timeout=args.page_timeout * 1000)
@@ -345,11 +349,15 @@ def standin_table(res: dict, names: list) -> str:
         return f"- {r['label']}: **unavailable**: {r['error']}\n"
     k = max((len(m.get("standinCreateMs", [])) for m in r.get("models", {}).values()), default=0)
     out.append(f"ORT's own session create, measured on a zero-cost WebNN stand-in (`tools/bench_ort/standin.js`: "
-               f"every builder call answers at once with the operand a real create on the polyfill gave, build() "
-               f"resolves at once, opSupportLimits is the polyfill's table; it never runs a graph). One page, ORT on "
+               f"every builder call answers at once with the operand a real create on the polyfill gave, build() and "
+               f"createContext() settle in a queued task as the spec obliges, opSupportLimits is the polyfill's "
+               f"table; it computes nothing). One page, ORT on "
                f"1 thread; per model the first create on each (the polyfill's records the stand-in's answers), then "
                f"{k} creates each on ORT's wasm EP, on the WebNN EP on the polyfill and on the WebNN EP on the "
-               f"stand-in, interleaved: medians (min), and the page's first creates. "
+               f"stand-in, interleaved: medians (min), and the page's first creates"
+               + (" (each timed create follows a garbage collection and two tasks, so that the polyfill's releases "
+                  "of what the create before it left run outside the timing)" if r.get("heapSettled") else "")
+               + ". "
                f"\"stand-in ÷ wasm EP\" above {TARGET}× means the {TARGET}× target is out of reach for any WebNN "
                f"implementation on that model; \"left for WebNN\" = {TARGET} × wasm EP − stand-in:\n")
     out.append("| model | wasm EP create | WebNN EP on the polyfill | WebNN EP on the stand-in | stand-in ÷ wasm EP "

@@ -26,7 +26,7 @@ def standin_run(playwright):
     if not (bench_ort.ROOT / "dist" / "webnn-polyfill.js").exists():
         pytest.skip("dist/ is not built (./dev build)")
     info = ort_models.ensure(bench_ort.MODEL_DIR, ["mlp"])
-    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=bench_ort.ARGS)
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=bench_ort.STANDIN_ARGS)
     try:
         with bench_ort.bench_server() as base:
             page = browser.new_page()
@@ -189,6 +189,7 @@ def test_orts_create_on_the_standin_follows_the_tape_and_never_reaches_the_polyf
     s = m["standin"]
     assert (s["calls"], s["tapeUsed"], s["offTape"]) == (len(tape), len(tape), 0), s
     assert s["builds"] == 1 and s["contexts"] == 1, s
+    assert result["heapSettled"]  # garbage collected before each timed create
     # no call into the polyfill's interfaces (its engine may run its own background releases
     # in the stand-in's task hops: reported apart, standinPolyfillUse.engineCalls/engineMs)
     assert m["standinPolyfillUse"]["api"] == 0

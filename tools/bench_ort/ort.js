@@ -277,6 +277,18 @@ async function runStandinRuns(m, bytes, opts, wasmOpts, runs, warmup, r) {
   }
 }
 
+// Before each timed create on the stand-in page: collect garbage and give the
+// polyfill's FinalizationRegistry releases (queued after a collection) their tasks,
+// so that what one create left is not released inside the next one's timing (a
+// stand-in create's task hops would give it a place to run: up to 30 ms in a
+// SqueezeNet run). gc() needs Chromium's --js-flags=--expose-gc (bench_ort.py
+// STANDIN_ARGS); without it, nothing.
+async function settleHeap() {
+  if (typeof gc !== 'function') return;
+  gc();
+  for (let i = 0; i < 2; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 // ORT's create on the polyfill and on the stand-in, interleaved `createRuns` times
 // per model after one untimed create that records the stand-in's tape; then
 // (runs > 0) session.run on each (runStandinRuns).
@@ -286,7 +298,9 @@ async function runStandin(models, createRuns, runs = 0, warmup = 0) {
   const out = { ep: EP, threads: 1, crossOriginIsolated: self.crossOriginIsolated, engineStartMs: window.engineStartMs,
                 hardwareConcurrency: navigator.hardwareConcurrency, ortVersion: ort.env.versions?.web, models: {} };
   const wasmOpts = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
+  out.heapSettled = typeof gc === 'function';
   const create = async (bytes, o = opts) => {
+    await settleHeap();
     const t = performance.now();
     const s = await ort.InferenceSession.create(bytes, o);
     const ms = performance.now() - t;
