@@ -280,9 +280,11 @@ async function runStandinRuns(m, bytes, opts, wasmOpts, runs, warmup, r) {
 // Before each timed create on the stand-in page: collect garbage and give the
 // polyfill's FinalizationRegistry releases (queued after a collection) their tasks,
 // so that what one create left is not released inside the next one's timing (a
-// stand-in create's task hops would give it a place to run: up to 30 ms in a
-// SqueezeNet run). gc() needs Chromium's --js-flags=--expose-gc (bench_ort.py
-// STANDIN_ARGS); without it, nothing.
+// stand-in create's task hops would give it a place to run: ~10 ms per SqueezeNet
+// create in a loaded run). gc() needs Chromium's --js-flags=--expose-gc (bench_ort.py
+// STANDIN_ARGS); without it, nothing. ORT keeps the last WebNN session's MLContext
+// (its `currentContext`) until the next WebNN create replaces it, so after each create
+// on the polyfill runStandin makes an untimed one on the stand-in (`letGo`).
 async function settleHeap() {
   if (typeof gc !== 'function') return;
   gc();
@@ -317,11 +319,16 @@ async function runStandin(models, createRuns, runs = 0, warmup = 0) {
       let ms;
       r.tapeLength = await webnnStandin.recordTape(async () => { ms = await create(bytes); });
       r.tape = webnnStandin.tape();
+      // An untimed create on the stand-in: ORT lets go of the polyfill's context it held since
+      // the create on the polyfill, so it is collected before the next timed create (settleHeap).
+      const letGo = () => webnnStandin.withStandin(() => create(bytes));
+      await letGo();
       r.firstCreateMs = { polyfill: ms, wasm: await create(bytes, wasmOpts) };
       await webnnStandin.withStandin(async () => { r.firstCreateMs.standin = await create(bytes); });
       for (let i = 0; i < createRuns; i++) {  // the three interleaved, same page, ORT on 1 thread
         r.wasmCreateMs.push(await create(bytes, wasmOpts));
         r.polyfillCreateMs.push(await create(bytes));
+        await letGo();
         const use0 = polyfillUse();
         r.standin = await webnnStandin.withStandin(async () => { ms = await create(bytes); });
         addPolyfillUse(r.standinPolyfillUse, use0);  // api 0: the stand-in never reaches the polyfill
