@@ -20,8 +20,8 @@ of N session.run (fewer when --budget seconds pass, at least 3).
 
 --standin adds a page where ORT's WebNN EP runs on a zero-cost WebNN stand-in
 (tools/bench_ort/standin.js: builder calls answer at once with the operand
-descriptors a real create on the polyfill recorded, build() resolves at once, the
-polyfill's opSupportLimits table): ORT's own create time measured directly. That
+descriptors a real create on the polyfill recorded, build() settles in a queued
+task, the polyfill's opSupportLimits table): ORT's own create time measured directly. That
 page creates each model K times on the polyfill and K times on the stand-in,
 interleaved; then (--standin-runs R, default 30) it runs one session each on ORT's
 wasm EP, the polyfill and the stand-in in R interleaved rounds: ORT's own
@@ -58,6 +58,10 @@ ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-
         "--no-first-run"]
 
 
+# The stand-in page collects garbage before each timed create (ort.js settleHeap): V8's gc().
+STANDIN_ARGS = ARGS + ["--js-flags=--expose-gc"]
+
+
 def log(*args):
     print("bench_ort:", *args, file=sys.stderr, flush=True)
 
@@ -91,7 +95,7 @@ def run(args) -> dict:
                     continue
                 log(f"{label} ...")
                 t = time.time()
-                browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=STANDIN_ARGS if key == "standin" else ARGS)
                 try:
                     page = browser.new_page()
                     page.goto(f"{base}?{query}", timeout=args.page_timeout * 1000)
@@ -345,11 +349,15 @@ def standin_table(res: dict, names: list) -> str:
         return f"- {r['label']}: **unavailable**: {r['error']}\n"
     k = max((len(m.get("standinCreateMs", [])) for m in r.get("models", {}).values()), default=0)
     out.append(f"ORT's own session create, measured on a zero-cost WebNN stand-in (`tools/bench_ort/standin.js`: "
-               f"every builder call answers at once with the operand a real create on the polyfill gave, build() "
-               f"resolves at once, opSupportLimits is the polyfill's table; it never runs a graph). One page, ORT on "
+               f"every builder call answers at once with the operand a real create on the polyfill gave, build() and "
+               f"createContext() settle in a queued task as the spec obliges, opSupportLimits is the polyfill's "
+               f"table; it computes nothing). One page, ORT on "
                f"1 thread; per model the first create on each (the polyfill's records the stand-in's answers), then "
                f"{k} creates each on ORT's wasm EP, on the WebNN EP on the polyfill and on the WebNN EP on the "
-               f"stand-in, interleaved: medians (min), and the page's first creates. "
+               f"stand-in, interleaved: medians (min), and the page's first creates"
+               + (" (each timed create follows a garbage collection and two tasks, so that the polyfill's releases "
+                  "of what the create before it left run outside the timing)" if r.get("heapSettled") else "")
+               + ". "
                f"\"stand-in ÷ wasm EP\" above {TARGET}× means the {TARGET}× target is out of reach for any WebNN "
                f"implementation on that model; \"left for WebNN\" = {TARGET} × wasm EP − stand-in:\n")
     out.append("| model | wasm EP create | WebNN EP on the polyfill | WebNN EP on the stand-in | stand-in ÷ wasm EP "
@@ -408,7 +416,7 @@ def standin_run_table(res: dict, names: list) -> str:
         return ""
     wasm_n = res.get("wasmN") or {}
     threads = wasm_n.get("threads", "N")
-    runs = max(len(m["run"]["runsMs"].get("standin", [])) for _, m in rows if m.get("run"))
+    runs = max((len(m["run"].get("runsMs", {}).get("standin", [])) for _, m in rows if m.get("run")), default=0)
     out = [f"ORT's own `session.run` on the zero-cost stand-in: the floor ORT 1.30's WebNN EP puts under any "
            f"WebNN implementation. The stand-in's writeTensor and dispatch do nothing; createTensor and readTensor "
            f"settle their promises in a queued task (a MessageChannel message each, as the spec's \"queue an ML "
@@ -434,8 +442,8 @@ def standin_run_table(res: dict, names: list) -> str:
     out.append("|---|" + "---:|" * 11)
     for n, m in rows:
         run = m.get("run")
-        if not run:
-            why = m.get("error") or "not run"
+        if not run or run.get("error"):
+            why = (run or {}).get("error") or m.get("error") or "not run"
             out.append(f"| {ort_models.TITLES[n]} | error: {str(why).replace('|', '/')[:120]} " + "| " * 11)
             continue
         med, mn = run["medianMs"], run["minMs"]

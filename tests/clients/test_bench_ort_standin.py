@@ -26,7 +26,7 @@ def standin_run(playwright):
     if not (bench_ort.ROOT / "dist" / "webnn-polyfill.js").exists():
         pytest.skip("dist/ is not built (./dev build)")
     info = ort_models.ensure(bench_ort.MODEL_DIR, ["mlp"])
-    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=bench_ort.ARGS)
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=bench_ort.STANDIN_ARGS)
     try:
         with bench_ort.bench_server() as base:
             page = browser.new_page()
@@ -156,6 +156,14 @@ def test_the_run_table_puts_the_standin_floor_and_the_polyfills_calls_against_wa
     assert cell["task hops per run (ms: stand-in / polyfill)"] == "27 (1.50 / 2.25)"
 
 
+def test_the_run_table_says_which_model_failed_to_run():
+    res = {"standin": {"label": "stand-in", "models": {
+        "mlp": {"run": run_result(0.1, 0.3, 0.05, (0.05, 0.1, 0.05))},
+        "shufflenet": {"standinMedianMs": 50.0, "run": {"error": "Error: no session"}}}}}
+    rows = [line for line in bench_ort.standin_run_table(res, ["mlp", "shufflenet"]).splitlines() if line.startswith("| ")]
+    assert "error: Error: no session" in rows[-1] and rows[-1].count("|") == rows[-2].count("|")
+
+
 def test_the_run_table_is_left_out_without_runs():
     res = {"standin": {"label": "stand-in", "models": {"mlp": {"standinMedianMs": 1.0}}}}
     assert bench_ort.standin_run_table(res, ["mlp"]) == ""
@@ -181,6 +189,7 @@ def test_orts_create_on_the_standin_follows_the_tape_and_never_reaches_the_polyf
     s = m["standin"]
     assert (s["calls"], s["tapeUsed"], s["offTape"]) == (len(tape), len(tape), 0), s
     assert s["builds"] == 1 and s["contexts"] == 1, s
+    assert result["heapSettled"]  # garbage collected before each timed create
     # no call into the polyfill's interfaces (its engine may run its own background releases
     # in the stand-in's task hops: reported apart, standinPolyfillUse.engineCalls/engineMs)
     assert m["standinPolyfillUse"]["api"] == 0

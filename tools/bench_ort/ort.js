@@ -277,6 +277,20 @@ async function runStandinRuns(m, bytes, opts, wasmOpts, runs, warmup, r) {
   }
 }
 
+// Before each timed create on the stand-in page: collect garbage and give the
+// polyfill's FinalizationRegistry releases (queued after a collection) their tasks,
+// so that what one create left is not released inside the next one's timing (a
+// stand-in create's task hops would give it a place to run: ~10 ms per SqueezeNet
+// create in a loaded run). gc() needs Chromium's --js-flags=--expose-gc (bench_ort.py
+// STANDIN_ARGS); without it, nothing. ORT keeps the last WebNN session's MLContext
+// (its `currentContext`) until the next WebNN create replaces it, so after each create
+// on the polyfill runStandin makes an untimed one on the stand-in (`letGo`).
+async function settleHeap() {
+  if (typeof gc !== 'function') return;
+  gc();
+  for (let i = 0; i < 2; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 // ORT's create on the polyfill and on the stand-in, interleaved `createRuns` times
 // per model after one untimed create that records the stand-in's tape; then
 // (runs > 0) session.run on each (runStandinRuns).
@@ -286,7 +300,9 @@ async function runStandin(models, createRuns, runs = 0, warmup = 0) {
   const out = { ep: EP, threads: 1, crossOriginIsolated: self.crossOriginIsolated, engineStartMs: window.engineStartMs,
                 hardwareConcurrency: navigator.hardwareConcurrency, ortVersion: ort.env.versions?.web, models: {} };
   const wasmOpts = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
+  out.heapSettled = typeof gc === 'function';
   const create = async (bytes, o = opts) => {
+    await settleHeap();
     const t = performance.now();
     const s = await ort.InferenceSession.create(bytes, o);
     const ms = performance.now() - t;
@@ -303,11 +319,16 @@ async function runStandin(models, createRuns, runs = 0, warmup = 0) {
       let ms;
       r.tapeLength = await webnnStandin.recordTape(async () => { ms = await create(bytes); });
       r.tape = webnnStandin.tape();
+      // An untimed create on the stand-in: ORT lets go of the polyfill's context it held since
+      // the create on the polyfill, so it is collected before the next timed create (settleHeap).
+      const letGo = () => webnnStandin.withStandin(() => create(bytes));
+      await letGo();
       r.firstCreateMs = { polyfill: ms, wasm: await create(bytes, wasmOpts) };
       await webnnStandin.withStandin(async () => { r.firstCreateMs.standin = await create(bytes); });
       for (let i = 0; i < createRuns; i++) {  // the three interleaved, same page, ORT on 1 thread
         r.wasmCreateMs.push(await create(bytes, wasmOpts));
         r.polyfillCreateMs.push(await create(bytes));
+        await letGo();
         const use0 = polyfillUse();
         r.standin = await webnnStandin.withStandin(async () => { ms = await create(bytes); });
         addPolyfillUse(r.standinPolyfillUse, use0);  // api 0: the stand-in never reaches the polyfill
@@ -316,7 +337,13 @@ async function runStandin(models, createRuns, runs = 0, warmup = 0) {
       r.wasmMedianMs = median(r.wasmCreateMs);
       r.polyfillMedianMs = median(r.polyfillCreateMs);
       r.standinMedianMs = median(r.standinCreateMs);
-      if (runs > 0) await runStandinRuns(m, bytes, opts, wasmOpts, runs, warmup, r);
+      if (runs > 0) {
+        try {
+          await runStandinRuns(m, bytes, opts, wasmOpts, runs, warmup, r);
+        } catch (e) {  // the create measurement above still stands
+          r.run = { error: `${e?.name || 'Error'}: ${e?.message || e}` };
+        }
+      }
     } catch (e) {
       r.error = `${e?.name || 'Error'}: ${e?.message || e}`;
     }
