@@ -242,7 +242,7 @@ defineOperation(MLContext.prototype, 'createTensor', 1, promiseOperation(functio
   const s = brand(this, 'MLContext', 'MLContext.createTensor');
   requireArgs(args, 1, 'MLContext.createTensor');
   const desc = convert('MLTensorDescriptor', args[0], 'createTensor: descriptor');
-  return newTensor(py('create_tensor', [ref(s.handle), desc]), s, desc, false);
+  return resolveInTask(s, newTensor(py('create_tensor', [ref(s.handle), desc]), s, desc, false));
 }));
 
 // A tensor that is neither readable nor writable, filled once, for constant(MLTensor).
@@ -252,7 +252,7 @@ defineOperation(MLContext.prototype, 'createConstantTensor', 2, promiseOperation
   const desc = convert('MLOperandDescriptor', args[0], 'createConstantTensor: descriptor');
   const source = toBufferSource(args[1], 'createConstantTensor: inputData');
   const handle = py('create_constant_tensor', [ref(s.handle), desc], bytesOf(source));  // one copy, after the size check
-  return newTensor(handle, s, desc, true);
+  return resolveInTask(s, newTensor(handle, s, desc, true));
 }));
 
 // WebGPU interop: a tensor made by createExportableTensor(descriptor, gpuDevice) can be
@@ -277,7 +277,7 @@ defineOperation(MLContext.prototype, 'createExportableTensor', 2, promiseOperati
   const handle = py('create_exportable_tensor', [ref(s.handle), desc, problem]);
   const tensor = newTensor(handle, s, desc, false);
   slots.get(tensor).gpuDevice = gpuDevice;
-  return tensor;
+  return resolveInTask(s, tensor);
 }));
 
 defineOperation(MLContext.prototype, 'exportToGPU', 1, function (...args) {
@@ -406,6 +406,17 @@ function afterEarlierReads(s, ready, settle) {
   }));
   s.readTail = tail;
   tail.then(() => { if (s.readTail === tail) s.readTail = null; });
+}
+
+// createTensor() and build() resolve in a task the context's timeline queues ("queue an ML
+// task"), in order with the reads issued before them: a promise resolved at once would settle
+// in a microtask and overtake an earlier readTensor(). `value` may be a promise (a GPU graph's
+// pipelines): it settles once that does.
+function resolveInTask(s, value) {
+  const ready = value && typeof value.then === 'function' ? value : null;
+  return new Promise((resolve, reject) => {
+    afterEarlierReads(s, ready, (failure) => (failure ? reject(failure) : resolve(value)));
+  });
 }
 
 function tensorRecord(value, what) {
@@ -605,7 +616,7 @@ defineOperation(builderProto, 'build', 1, promiseOperation(function (...args) {
   });
   released.register(graph, ['release', built.graph]);
   // A graph planned for the GPU is ready once its pipelines are.
-  return s.context.gpu ? s.context.gpu.settled().then(() => graph) : graph;
+  return resolveInTask(s.context, s.context.gpu ? s.context.gpu.settled().then(() => graph) : graph);
 }));
 
 // Every op method, generated from its WebIDL signature.

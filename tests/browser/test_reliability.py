@@ -165,6 +165,13 @@ def test_read_settles_without_a_timer_clamp(rel):
     assert r["seq"] == [0, 1, 2, 3]
 
 
+def test_create_tensor_and_build_settle_in_a_timeline_task(rel):
+    """Issue 17 item 1 ("any other promise the timeline resolves"): the ED queues an ML task to
+    resolve createTensor() and build(), so they settle after the microtasks queued with them and
+    in call order with an earlier readTensor(); a promise resolved at once overtook both."""
+    assert rel("timelineSettles") == ["microtasks", "read", "createTensor", "build"]
+
+
 def test_csp_without_wasm_unsafe_eval_rejects_promptly(epage, server):
     """#6: NotSupportedError naming what the CSP needs, not a hang."""
     epage.goto(f"{server}/test-pages/csp.html")

@@ -270,6 +270,28 @@ t = time.perf_counter(); gc.collect(); full_ms = (time.perf_counter() - t) * 1e3
     await Promise.all([0, 1, 2, 3].map((i) => ctx.readTensor(t).then(() => seq.push(i))));
     return { order, seq };
   },
+
+  // #17 item 1: createTensor() and build() resolve in a task the timeline queues, like
+  // readTensor(): after the microtasks queued with them, and after a read issued before them.
+  async timelineSettles() {
+    const ctx = await navigator.ml.createContext();
+    const t = await ctx.createTensor({ dataType: F32, shape: [1], readable: true });
+    const b = new MLGraphBuilder(ctx);
+    const y = b.relu(b.input('x', { dataType: F32, shape: [1] }));
+    const order = [];
+    const microtasks = (name, depth) => {
+      let p = Promise.resolve();
+      for (let i = 0; i < depth; i++) p = p.then(() => {});
+      return p.then(() => order.push(name));
+    };
+    await Promise.all([
+      ctx.readTensor(t).then(() => order.push('read')),
+      ctx.createTensor({ dataType: F32, shape: [2] }).then(() => order.push('createTensor')),
+      b.build({ y }).then(() => order.push('build')),
+      microtasks('microtasks', 50),
+    ]);
+    return order;
+  },
 };
 
 // #2: with the wasm heap past 2 GiB, every transfer is still right (and a
