@@ -418,10 +418,11 @@ def standin_run_table(res: dict, names: list) -> str:
     threads = wasm_n.get("threads", "N")
     runs = max((len(m["run"].get("runsMs", {}).get("standin", [])) for _, m in rows if m.get("run")), default=0)
     out = [f"ORT's own `session.run` on the zero-cost stand-in: the floor ORT 1.30's WebNN EP puts under any "
-           f"WebNN implementation. The stand-in's writeTensor and dispatch do nothing; createTensor and readTensor "
+           f"WebNN implementation. The stand-in's dispatch does nothing; createTensor and readTensor "
            f"settle their promises in a queued task (a MessageChannel message each, as the spec's \"queue an ML "
            f"task\" obliges every implementation and as the polyfill does), readTensor hands back zeros of the "
-           f"right length (its outputs are not checked). Same page as the create table (ORT on 1 thread): per "
+           f"right length (its outputs are not checked); writes and reads copy their bytes, as every "
+           f"implementation must. Same page as the create table (ORT on 1 thread): per "
            f"model one session each on ORT's wasm EP, the WebNN EP on the polyfill and the WebNN EP on the "
            f"stand-in, warm-up rounds, then {runs} rounds of one session.run each, interleaved; median (min) ms. "
            f"ORT wasm on {threads} threads: its own page above (`--runs` runs). \"polyfill's calls\": median ms "
@@ -437,7 +438,7 @@ def standin_run_table(res: dict, names: list) -> str:
     out.append(f"| model | ORT wasm, 1 thread (same page) | ORT wasm, {threads} threads | WebNN EP on the polyfill "
                f"| WebNN EP on the stand-in = ORT's floor | floor ÷ wasm {threads} threads "
                f"| polyfill's calls: write / dispatch / read | floor + polyfill's calls | ÷ wasm {threads} threads "
-               f"| rest | stand-in calls per run: write / dispatch / read (into) / createTensor "
+               f"| rest | stand-in calls per run: write / dispatch / read (into) / createTensor; MB written / read "
                f"| task hops per run (ms: stand-in / polyfill) |")
     out.append("|---|" + "---:|" * 11)
     for n, m in rows:
@@ -462,7 +463,8 @@ def standin_run_table(res: dict, names: list) -> str:
                    f"| {ratio(floor_plus, wn_ms)} | {fmt(rest)} "
                    f"| {st.get('write', 0):g} / {st.get('dispatch', 0):g} / "
                    f"{st.get('read', 0) + st.get('readInto', 0):g} ({st.get('readInto', 0):g}) / "
-                   f"{st.get('createTensor', 0):g} | {st.get('hops', 0):g} ({fmt(st.get('settleMs'))} / {fmt(c.get('readSettle'))}) |")
+                   f"{st.get('createTensor', 0):g}; {fmt(st.get('writeBytes', 0) / 1e6)} / {fmt(st.get('readBytes', 0) / 1e6)} "
+                   f"| {st.get('hops', 0):g} ({fmt(st.get('settleMs'))} / {fmt(c.get('readSettle'))}) |")
     out.append(background_note(r, names, "run", f"in all, over the {runs} timed stand-in runs"))
     return "\n".join(out)
 

@@ -80,11 +80,16 @@ SETTLING = """async () => {
       .then((t) => { order.push('createTensor'); return t; });
     chain('microtasks after createTensor');
     const t = await created;
-    ctx.writeTensor(t, new Float32Array(6));
+    const data = new Float32Array([1, 2, 3, 4, 5, 6]);
+    ctx.writeTensor(t, data);
+    data.fill(9);  // the write took its snapshot at the call
+    try { ctx.writeTensor(t, new Float32Array(5)); out.shortWrite = 'returned'; } catch (e) { out.shortWrite = e.name; }
+    const into = new Float32Array(6).fill(-1);
     const reads = [
-      ctx.readTensor(t).then((b) => { order.push('read'); out.bytes = b instanceof ArrayBuffer ? b.byteLength : String(b); }),
-      ctx.readTensor(t, new Float32Array(6)).then((v) => { order.push('read into'); out.into = v === undefined ? 'undefined' : String(v); }),
+      ctx.readTensor(t).then((b) => { order.push('read'); out.bytes = b instanceof ArrayBuffer ? b.byteLength : String(b); out.read = Array.from(new Float32Array(b)); }),
+      ctx.readTensor(t, into).then((v) => { order.push('read into'); out.into = v === undefined ? 'undefined' : String(v); out.readInto = Array.from(into); }),
     ];
+    out.intoBeforeSettle = Array.from(into);
     chain('microtasks after the reads');
     await Promise.all(reads);
     out.tooSmall = await ctx.readTensor(t, new Float32Array(5)).then(() => 'resolved', (e) => e.name);
@@ -104,6 +109,9 @@ def test_the_standins_promises_settle_in_a_task_in_call_order(standin_run):
                                  "microtasks after the reads", "read", "read into"]
     assert settling["bytes"] == 2 * 3 * 4 and settling["into"] == "undefined" and settling["int64Bytes"] == 3 * 8
     assert settling["tooSmall"] == "TypeError"  # outputData shorter than the tensor
+    # the bytes move as the spec says: written at the call, copied into outputData when the read settles
+    assert settling["read"] == settling["readInto"] == [1, 2, 3, 4, 5, 6]
+    assert settling["intoBeforeSettle"] == [-1] * 6 and settling["shortWrite"] == "TypeError"
 
 
 def test_an_ort_session_runs_on_the_standin(standin_run):
@@ -125,6 +133,7 @@ def test_an_ort_session_runs_on_the_standin(standin_run):
         (poly["writeCalls"], poly["dispatchCalls"], poly["readCalls"], poly["createTensorCalls"]) == (1, 1, 1, 0)
     assert st["hops"] == st["read"] + st["readInto"] + st["createTensor"]
     assert st["settleMs"] > 0 and poly["readSettle"] > 0
+    assert (st["writeBytes"], st["readBytes"]) == (4 * 64 * 4, 4 * dims[1] * 4)  # float32 input [4, 64], output
     assert m["runStandinCreate"]["contexts"] == 1  # its own stand-in context, not the polyfill's session's
     assert run["standinPolyfillUse"]["api"] == 0  # no call into the polyfill's interfaces
 
@@ -136,7 +145,7 @@ def run_result(standin_ms, polyfill_ms, wasm1_ms, calls):
             "minMs": {"wasm": wasm1_ms, "polyfill": polyfill_ms, "standin": standin_ms},
             "polyfillCallsPerRun": {"write": write, "dispatch": dispatch, "read": read, "readSettle": 2.25},
             "standinPerRun": {"write": 14, "dispatch": 14, "read": 1, "readInto": 26, "createTensor": 0, "hops": 27,
-                              "settleMs": 1.5}}
+                              "settleMs": 1.5, "writeBytes": 600_000, "readBytes": 2_200_000}}
 
 
 def test_the_run_table_puts_the_standin_floor_and_the_polyfills_calls_against_wasm_n_threads():
@@ -152,7 +161,8 @@ def test_the_run_table_puts_the_standin_floor_and_the_polyfills_calls_against_wa
     assert cell["floor ÷ wasm 2 threads"] == "0.25×"
     assert cell["floor + polyfill's calls"] == "14.0" and cell["÷ wasm 2 threads"] == "1.17×"  # 3 + 1 + 8 + 2
     assert cell["rest"] == "3.00"  # 17 - 14
-    assert cell["stand-in calls per run: write / dispatch / read (into) / createTensor"] == "14 / 14 / 27 (26) / 0"
+    assert cell["stand-in calls per run: write / dispatch / read (into) / createTensor; MB written / read"] == \
+        "14 / 14 / 27 (26) / 0; 0.60 / 2.20"
     assert cell["task hops per run (ms: stand-in / polyfill)"] == "27 (1.50 / 2.25)"
 
 

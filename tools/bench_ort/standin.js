@@ -21,12 +21,15 @@
 // beyond what the spec obliges every implementation to do. Each promise
 // (createContext, build, createTensor, readTensor) settles in a queued task
 // ("queue an ML task"), one MessageChannel message per settle in call order,
-// as js/src/api.js settles readTensor; readTensor(tensor) resolves with a new
-// ArrayBuffer of the tensor's byte length (zeros), readTensor(tensor, out)
-// checks out's length and leaves its bytes as they are. writeTensor and
-// dispatch only count. So the outputs are zeros: a stand-in session's results
-// must never be checked. runStats counts what ORT called in a run and the task
-// hops (settles) it waited for.
+// as js/src/api.js settles readTensor. The bytes the spec obliges every
+// implementation to move are moved: writeTensor copies inputData into the
+// tensor's bytes (a snapshot, at the call; TypeError when the length differs),
+// readTensor(tensor) resolves with a new ArrayBuffer holding the tensor's bytes
+// and readTensor(tensor, out) copies them into out when it settles (TypeError
+// when out is too short). dispatch only counts: it computes nothing, so an
+// output tensor's bytes are zeros and a stand-in session's results must never
+// be checked. runStats counts what ORT called in a run, the bytes written and
+// read, and the task hops (settles) it waited for.
 'use strict';
 
 (() => {
@@ -42,7 +45,7 @@
   // a stand-in session keeps its stand-in context). hops: settles queued as tasks;
   // settleMs: call-to-settle time summed over them.
   const freshRunStats = () => ({ createTensor: 0, write: 0, dispatch: 0, read: 0, readInto: 0, destroyTensor: 0,
-                                 hops: 0, settleMs: 0 });
+                                 writeBytes: 0, readBytes: 0, hops: 0, settleMs: 0 });
   let runStats = freshRunStats();
 
   // Settle in a task of its own, in call order: one MessageChannel message per
@@ -112,8 +115,12 @@
       return this.#dataType === 'int4' || this.#dataType === 'uint4' ? Math.ceil(n / 2) : n * (BYTES[this.#dataType] ?? 4);
     }
     destroy() { if (!this.#destroyed) runStats.destroyTensor++; this.#destroyed = true; }
+    // The tensor's bytes (zeros until written), made on first use.
+    get bytes() { return (this.#bytes ??= new Uint8Array(this.byteLength)); }
+    #bytes = null;
   }
-  const viewBytes = (d) => (d instanceof ArrayBuffer || d instanceof SharedArrayBuffer ? d.byteLength : d?.byteLength ?? -1);
+  const bytesOf = (d) => (d instanceof ArrayBuffer || d instanceof SharedArrayBuffer ? new Uint8Array(d)
+    : ArrayBuffer.isView(d) ? new Uint8Array(d.buffer, d.byteOffset, d.byteLength) : null);
   function defineBuilderMethods(names) {
     for (const name of names) {
       if (name === 'build') continue;
@@ -137,17 +144,27 @@
     destroy: other('destroy', () => undefined),
     createTensor(desc) { runStats.createTensor++; return settled(new StandinTensor(desc)); },
     createConstantTensor: other('createConstantTensor', (desc) => settled(new StandinTensor(desc))),
-    writeTensor() { runStats.write++; },
+    writeTensor(tensor, data) {
+      runStats.write++;
+      const src = bytesOf(data);
+      if (!src || src.byteLength !== tensor.byteLength) {
+        throw new TypeError(`writeTensor: inputData has ${src?.byteLength} bytes, the tensor has ${tensor.byteLength}`);
+      }
+      tensor.bytes.set(src);  // the snapshot the spec takes at the call
+      runStats.writeBytes += src.byteLength;
+    },
     dispatch() { runStats.dispatch++; },
     readTensor(tensor, out) {
+      runStats.readBytes += tensor.byteLength;
       if (out === undefined) {
         runStats.read++;
-        return settled(new ArrayBuffer(tensor.byteLength));
+        return settled(tensor.bytes.slice().buffer);
       }
       runStats.readInto++;
-      const n = viewBytes(out);
+      const dst = bytesOf(out);
+      const n = dst ? dst.byteLength : -1;
       if (n < tensor.byteLength) return rejected(new TypeError(`readTensor: outputData has ${n} bytes, the tensor has ${tensor.byteLength}`));
-      return settled(undefined);
+      return new Promise((resolve) => inTask(() => { bytesOf(out).set(tensor.bytes); resolve(undefined); }));
     },
   });
 
