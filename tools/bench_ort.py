@@ -95,8 +95,9 @@ def run(args) -> dict:
                     if key == "standin" and args.first_runs > 0 and "mlp" not in args.models:
                         # the fresh pages' warm-up model needs its tape too
                         models = model_list + [{"name": "mlp", **ort_models.ensure(MODEL_DIR, ["mlp"])["mlp"]}]
+                    runs = args.standin_runs if key == "standin" else args.runs
                     r = page.evaluate("([m, n, b, w, k]) => runBench(m, n, b, w, k)",
-                                      [models, args.runs, args.budget, args.warmup, args.create_runs])
+                                      [models, runs, args.budget, args.warmup, args.create_runs])
                     results["version"] = browser.version
                     results["warmupSeconds"] = args.warmup
                 except Exception as e:  # one configuration failing must not sink the others
@@ -174,11 +175,11 @@ def bench_server():
 def fmt(ms) -> str:
     if ms is None:
         return "–"
-    if ms >= 100:
+    if abs(ms) >= 100:
         return f"{ms:,.0f}".replace(",", " ")
-    if ms >= 10:
+    if abs(ms) >= 10:
         return f"{ms:.1f}"
-    if ms >= 0.1:
+    if abs(ms) >= 0.1:
         return f"{ms:.2f}"
     return f"{ms:.3f}"
 
@@ -202,7 +203,7 @@ def threads_line(r) -> str:
 def table(res: dict, names: list) -> str:
     keys = ["wasm1", "wasmN", "webnn1", "webnn"]
     labels = {k: res[k]["label"] for k in keys if k in res}
-    if not labels:
+    if not {"wasm1", "webnn1", "webnn"} & labels.keys():  # e.g. only the stand-in run table's wasm N page
         return ""
     out = []
     iso = res.get("wasmN", {}).get("crossOriginIsolated")
@@ -364,7 +365,7 @@ def standin_table(res: dict, names: list) -> str:
                    f"| {standin_ratio(st, w)} | {ratio(p, w)} | {fmt(p - st)} | {left_for_webnn(st, w)} "
                    f"| {s_.get('calls', '–')} ({s_.get('offTape', '–')}) "
                    f"| {first(m.get('firstCreateMs') or {})} |")
-    out.append("")
+    out.append(background_note(r, names, "create", "in all, over the timed stand-in creates"))
     fr = res.get("first")
     if fr:
         reps = max((len(v.get("standin", [])) for v in fr.values()), default=0)
@@ -391,6 +392,82 @@ def standin_table(res: dict, names: list) -> str:
                        f"| {s_.get('calls', '–')} ({s_.get('offTape', '–')}){errs} |")
         out.append("")
     return "\n".join(out)
+
+
+def standin_run_table(res: dict, names: list) -> str:
+    """session.run on the stand-in (ORT's own floor under any WebNN implementation) next to ORT's wasm EP
+    and the WebNN EP on the polyfill, the same page's interleaved rounds; ORT wasm on N threads from its
+    own page."""
+    r = res.get("standin") or {}
+    rows = [(n, r.get("models", {}).get(n, {})) for n in names]
+    if r.get("error") or not any(m.get("run") for _, m in rows):
+        return ""
+    wasm_n = res.get("wasmN") or {}
+    threads = wasm_n.get("threads", "N")
+    runs = max(len(m["run"]["runsMs"].get("standin", [])) for _, m in rows if m.get("run"))
+    out = [f"ORT's own `session.run` on the zero-cost stand-in: the floor ORT 1.30's WebNN EP puts under any "
+           f"WebNN implementation. The stand-in's writeTensor and dispatch do nothing; createTensor and readTensor "
+           f"settle their promises in a queued task (a MessageChannel message each, as the spec's \"queue an ML "
+           f"task\" obliges every implementation and as the polyfill does), readTensor hands back zeros of the "
+           f"right length (its outputs are not checked). Same page as the create table (ORT on 1 thread): per "
+           f"model one session each on ORT's wasm EP, the WebNN EP on the polyfill and the WebNN EP on the "
+           f"stand-in, warm-up rounds, then {runs} rounds of one session.run each, interleaved; median (min) ms. "
+           f"ORT wasm on {threads} threads: its own page above (`--runs` runs). \"polyfill's calls\": median ms "
+           f"per run inside the polyfill's writeTensor / dispatch / readTensor calls (a read's settle, a task hop "
+           f"both pay, not counted); \"floor + polyfill's calls\" against ORT wasm on {threads} threads says "
+           f"whether the WebNN EP on the polyfill can reach it by cutting anything but its own calls; \"rest\" = "
+           f"polyfill run − floor − polyfill's calls (what the polyfill costs ORT's run outside its calls: its "
+           f"promises, memory, the kernel pool's threads on the same cores). Calls per run on the stand-in: "
+           f"writeTensor / dispatch / readTensor (of them into a buffer) / createTensor; task hops: settles "
+           f"the run waited for (their call-to-settle ms summed per run):\n"]
+    out.append(f"| model | ORT wasm, 1 thread (same page) | ORT wasm, {threads} threads | WebNN EP on the polyfill "
+               f"| WebNN EP on the stand-in = ORT's floor | floor ÷ wasm {threads} threads "
+               f"| polyfill's calls: write / dispatch / read | floor + polyfill's calls | ÷ wasm {threads} threads "
+               f"| rest | stand-in calls per run: write / dispatch / read (into) / createTensor "
+               f"| task hops per run (ms) |")
+    out.append("|---|" + "---:|" * 11)
+    for n, m in rows:
+        run = m.get("run")
+        if not run:
+            why = m.get("error") or "not run"
+            out.append(f"| {ort_models.TITLES[n]} | error: {str(why).replace('|', '/')[:120]} " + "| " * 11)
+            continue
+        med, mn = run["medianMs"], run["minMs"]
+        cell = {e: f"{fmt(med[e])} ({fmt(mn[e])})" for e in med}
+        wn = wasm_n.get("models", {}).get(n, {})
+        wn_ms = wn.get("medianMs")
+        wn_cell = f"{fmt(wn_ms)} ({fmt(wn['minMs'])})" if wn_ms is not None else "–"
+        c = run.get("polyfillCallsPerRun") or {}
+        calls = c.get("write", 0) + c.get("dispatch", 0) + c.get("read", 0)
+        floor_plus = med["standin"] + calls
+        rest = med["polyfill"] - floor_plus
+        st = run.get("standinPerRun") or {}
+        out.append(f"| {ort_models.TITLES[n]} | {cell['wasm']} | {wn_cell} | {cell['polyfill']} | {cell['standin']} "
+                   f"| {ratio(med['standin'], wn_ms)} "
+                   f"| {fmt(c.get('write'))} / {fmt(c.get('dispatch'))} / {fmt(c.get('read'))} | {fmt(floor_plus)} "
+                   f"| {ratio(floor_plus, wn_ms)} | {fmt(rest)} "
+                   f"| {st.get('write', 0):g} / {st.get('dispatch', 0):g} / "
+                   f"{st.get('read', 0) + st.get('readInto', 0):g} ({st.get('readInto', 0):g}) / "
+                   f"{st.get('createTensor', 0):g} | {st.get('hops', 0):g} ({fmt(st.get('settleMs'))}) |")
+    out.append(background_note(r, names, "run", f"in all, over the {runs} timed stand-in runs"))
+    return "\n".join(out)
+
+
+def background_note(r: dict, names: list, what: str, span: str) -> str:
+    """The polyfill's own background work (its FinalizationRegistry releasing what earlier polyfill sessions
+    left) that ran in the task hops of the stand-in's timed creates or runs: said, not hidden."""
+    seen = []
+    for n in names:
+        m = r.get("models", {}).get(n, {})
+        use = (m.get("run") or {}).get("standinPolyfillUse") if what == "run" else m.get("standinPolyfillUse")
+        if use and (use.get("engineCalls") or use.get("api")):
+            api = f", {use['api']} calls into its interfaces" if use.get("api") else ""
+            seen.append(f"{ort_models.TITLES[n]} {use['engineCalls']} engine calls, {fmt(use['engineMs'])} ms{api}")
+    if not seen:
+        return f"Nothing of the polyfill ran inside the stand-in's timed {what}s.\n"
+    return (f"The polyfill's own background work (its FinalizationRegistry releasing what the polyfill's sessions "
+            f"left) that ran in task hops inside the stand-in's timed {what}s ({span}; the stand-in itself never "
+            f"calls the polyfill): " + "; ".join(seen) + ".\n")
 
 
 def write_markdown(path: Path, body: str) -> None:
@@ -422,6 +499,9 @@ def main(argv=None) -> int:
                    help="also measure ORT's create on a zero-cost WebNN stand-in (ORT's own share of create)")
     p.add_argument("--create-runs", type=int, default=5,
                    help="creates per model and engine on the stand-in page after the first (default 5)")
+    p.add_argument("--standin-runs", type=int, default=30,
+                   help="with the stand-in: timed session.run rounds per model on its page (ORT wasm 1 thread, the "
+                        "polyfill and the stand-in interleaved; default 30; 0: creates only)")
     p.add_argument("--first-runs", type=int, default=3,
                    help="with the stand-in: each model's first create in fresh pages, this many times per engine "
                         "(default 3; 0: none)")
@@ -435,6 +515,8 @@ def main(argv=None) -> int:
     args.configs = [c for c in args.configs.split(",") if c]
     if set(args.configs) - set(CONFIGS):
         p.error(f"unknown configs: {', '.join(sorted(set(args.configs) - set(CONFIGS)))} (known: {', '.join(CONFIGS)})")
+    if (args.standin or "standin" in args.configs) and args.standin_runs > 0 and "wasmN" not in args.configs:
+        args.configs.append("wasmN")  # the stand-in run table's ORT wasm N threads column
     unknown = set(args.models) - set(ort_models.TITLES)
     if unknown:
         p.error(f"unknown models: {', '.join(sorted(unknown))} (known: {', '.join(ort_models.TITLES)})")
@@ -454,7 +536,8 @@ def main(argv=None) -> int:
     res = run(args)
     cmd = "python3 tools/bench_ort.py" + ("" if argv is None and len(sys.argv) < 2 else " " + " ".join(
         argv if argv is not None else sys.argv[1:]))
-    body = f"Command: `{cmd}`\n\nMachine: {head}\n\n" + table(res, args.models) + "\n" + standin_table(res, args.models)
+    body = (f"Command: `{cmd}`\n\nMachine: {head}\n\n" + table(res, args.models) + "\n" + standin_table(res, args.models)
+            + "\n" + standin_run_table(res, args.models))
     print(body)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -106,7 +106,7 @@ def time_steps(graph):
                 out = [coerce_to(v, d, s) for v, (d, s) in zip(out if isinstance(out, (list, tuple)) else [out], want)]
             times[i].append((time.perf_counter() - start) * 1e3)
             env.update((o.id, v) for o, v in zip(step.outputs, out))
-    return [[s.op.name, [list(o.shape) for o in s.inputs if o is not None], statistics.median(t), min(t)]
+    return [[s.op.name, [list(o.shape) for o in s.inputs if o is not None], statistics.median(t), min(t), s.label or ""]
             for s, t in zip(plan.nodes, times)]
 
 def forget_call_plans():
@@ -241,7 +241,7 @@ def print_steps(graphs: list, noop: list | None) -> None:
         if noop:
             cells += f" {sum(s[3] for s in noop[g]):.3f} |"
         print(cells)
-        for i, (name, _, med, low) in enumerate(steps):
+        for i, (name, _, med, low, *_label) in enumerate(steps):
             e = per_op.setdefault(name, [0, 0.0, 0.0, 0.0])
             e[0] += 1
             e[1] += med
@@ -253,8 +253,15 @@ def print_steps(graphs: list, noop: list | None) -> None:
     for name, (n, med, low, nop) in sorted(per_op.items(), key=lambda kv: -kv[1][1]):
         print(f"| {name} | {n} | {med:.3f} | {low:.3f} |" + (f" {nop:.3f} |" if noop else ""))
     print("\n| step of the last graph | input shapes | median ms | min ms |\n|---|---|---:|---:|")
-    for name, shapes, med, low in graphs[-1]:
+    for name, shapes, med, low, *_label in graphs[-1]:
         print(f"| {name} | {' '.join('x'.join(map(str, s)) or 'scalar' for s in shapes)} | {med:.3f} | {low:.3f} |")
+    # The layout pass's transposes (an NCHW graph on NHWC kernels): where each sits and what it costs.
+    rows = [(g, i, shapes, label, med, low) for g, steps in enumerate(graphs)
+            for i, (name, shapes, med, low, *label) in enumerate(steps) if name == "transpose"]
+    if rows:
+        print("\n| transpose step | graph | step | input shape | median ms | min ms |\n|---|---:|---:|---|---:|---:|")
+        for g, i, shapes, label, med, low in rows:
+            print(f"| {(label or [''])[0] or 'transpose'} | {g} | {i} | {'x'.join(map(str, shapes[0]))} | {med:.3f} | {low:.3f} |")
 
 
 def stats(values):
@@ -271,13 +278,15 @@ def main(argv=None) -> int:
                    help="with --steps: time the steps again with no-op kernels (Python + crossing per step)")
     p.add_argument("--cpu-profile", action="store_true", help="also split --runs session.run calls by a V8 CPU profile")
     p.add_argument("--dist", type=Path, default=ROOT / "dist", help="the polyfill build to load")
+    p.add_argument("--ort-version", default=ort_web.ORT_VERSION,
+                   help="onnxruntime-web version (1.22.0 builds NHWC convs for deviceType cpu, 1.23+ NCHW)")
     args = p.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
     info = ort_models.ensure(MODEL_DIR, [args.model])
     model = {"name": args.model, **info[args.model]}
-    ort_dir = ort_web.NODE_DIR / ort_web.ORT_VERSION
-    why = ort_web.ensure_ort()
+    ort_dir = ort_web.NODE_DIR / args.ort_version
+    why = ort_web.ensure_ort(args.ort_version)
     if why:
         print(f"profile_run: onnxruntime-web unavailable: {why}", file=sys.stderr)
         return 1
@@ -307,7 +316,7 @@ def main(argv=None) -> int:
             browser.close()
     finally:
         srv.shutdown()
-    print(f"{args.model}, {args.runs} runs; headless Chromium {version}; {machine.cpu_model()}, {os.cpu_count()} cores; "
+    print(f"{args.model}, {args.runs} runs; onnxruntime-web {args.ort_version}; headless Chromium {version}; {machine.cpu_model()}, {os.cpu_count()} cores; "
           f"{machine.utc_now()}; commit {machine.commit()}; load average at start {machine.load_average()}\n")
     if split:
         wall, sampled, rows = split

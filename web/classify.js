@@ -125,11 +125,11 @@ async function run() {
     setTiming('context', fresh ? fmtMs(c.timings.contextMs) : 'reused');
     setTiming('weights', !fresh ? 'reused' : c.timings.weightsCached ? 'already loaded' : fmtMs(c.timings.weightsMs));
     setTiming('build', fresh ? fmtMs(c.timings.buildMs) : 'reused');
-    status.show('Running the first inference…');
+    status.timing('Running the first inference…');
     const labels = await loadLabels(source);
     // Let the status paint before the (synchronous) dispatch blocks the thread.
     await new Promise((r) => setTimeout(r, 30));
-    const r = await c.run(input, runs, (i, n) => status.show(`Repeating inference ${i}/${n}…`, i / n));
+    const r = await c.run(input, runs, (i, n) => status.timing(`Repeating inference ${i}/${n}…`, i / n));
     setTiming('first', fmtMs(r.firstMs));
     setTiming('median', `${fmtMs(r.medianMs)} (n=${runs})`);
     setTiming('min', fmtMs(r.minMs));

@@ -308,6 +308,40 @@ def test_bench_page_runs_no_animation_while_timing(gpage, server):
     assert not page.errors, page.errors
 
 
+@pytest.mark.browser
+def test_status_line_does_not_animate_while_inference_is_timed(gpage, server):
+    """web/lib/ui.js Status.timing() (the classify page's timed runs): the spinner's CSS animation
+    stops and the elapsed clock stands still, and show() starts them again; done() clears it."""
+    page = gpage
+    page.goto(f"{server}/classify.html")
+    page.wait_for_selector("#status", state="attached")
+    r = page.evaluate("""async () => {
+      const { Status } = await import('./lib/ui.js');
+      const el = document.createElement('div'); el.className = 'status'; document.body.appendChild(el);
+      const s = new Status(el);
+      const spin = () => getComputedStyle(s.spinner).animationName;
+      const running = () => s.spinner.getAnimations().length;
+      s.show('Loading weights…', 0.5);
+      const busy = [spin(), running()];
+      s.timing('Repeating inference 3/10…', 0.3);
+      s.elapsed.textContent = 'frozen';
+      await new Promise((res) => setTimeout(res, 450));  // two ticks of the clock
+      const timed = [spin(), running(), s.stage.textContent, s.bar.value, s.elapsed.textContent];
+      s.show('Building the graph…');
+      const again = [spin(), running()];
+      s.timing('Running the first inference…');
+      s.done('ok');
+      const done = [el.classList.contains('timing'), s.spinner.hidden];
+      el.remove();
+      return { busy, timed, again, done };
+    }""")
+    assert r["busy"] == ["spin", 1], r
+    assert r["timed"] == ["none", 0, "Repeating inference 3/10…", 0.3, "frozen"], r
+    assert r["again"] == ["spin", 1], r
+    assert r["done"] == [False, True], r
+    assert not page.errors, page.errors
+
+
 def test_bench_tables_from_canned_results():
     """tools/bench.py's table writer: ratios, unavailable backends, markers."""
     sys.path.insert(0, str(ROOT / "tools"))

@@ -5,7 +5,9 @@
 //   ?ep=standin           ORT's WebNN EP on a zero-cost stand-in (standin.js): per model one
 //                         create on the polyfill records the tape; then the first create on
 //                         ORT's wasm EP and on the stand-in, then createRuns creates each on
-//                         the three, interleaved; ORT on 1 thread; no session.run
+//                         the three, interleaved; ORT on 1 thread. Then (runs > 0) one session
+//                         on each of the three runs: warm-up rounds, then `runs` timed rounds of
+//                         one session.run each, interleaved (runStandinRuns)
 //   ?ep=standinalone      the same stand-in without the polyfill in the page (runFirst)
 //   &first=1              runFirst: an untimed create of a warm-up model on the page's EP,
 //                         then one timed create of one model: its first create in a fresh
@@ -130,8 +132,10 @@ window.ready = (async () => {
       });
     }
     if (EP === 'standin') {  // after the layout switch: the stand-in reports the same table
+      countPolyfillApiCalls();
       await loadScript('standin.js');
       await webnnStandin.installOverPolyfill();
+      timePolyfillRunCalls();
     }
     if (EP === 'webnn' && !FIRST) timeBuilderCalls();
   }
@@ -142,9 +146,131 @@ window.ready = (async () => {
   ort.env.logLevel = 'error';
 })();
 
+// The polyfill's MLContext calls during session.run on the stand-in page: ms inside
+// each call (not until a read settles: the settle is a task hop the stand-in pays
+// too), counted only while `polyfillCalls.on`.
+const polyfillCalls = { on: false, write: [], dispatch: [], read: [], createTensor: [], current: null };
+function timePolyfillRunCalls() {
+  const p = MLContext.prototype;
+  for (const [name, key] of [['writeTensor', 'write'], ['dispatch', 'dispatch'], ['readTensor', 'read'],
+    ['createTensor', 'createTensor']]) {
+    const d = Object.getOwnPropertyDescriptor(p, name);
+    const fn = d.value;
+    Object.defineProperty(p, name, {
+      ...d,
+      value: function (...args) {
+        if (!polyfillCalls.on) return fn.apply(this, args);
+        const t = performance.now();
+        try { return fn.apply(this, args); } finally { polyfillCalls.current[key] += performance.now() - t; polyfillCalls.current[`${key}Calls`]++; }
+      },
+    });
+  }
+}
+// Calls into the polyfill's WebNN interfaces (methods and attribute getters of ML,
+// MLContext, MLGraphBuilder, MLGraph, MLTensor, MLOperand) on the stand-in page: none
+// may happen while ORT works on the stand-in. The engine's own calls are counted apart:
+// the polyfill's background work (its FinalizationRegistry releasing what an earlier
+// polyfill session left) may run in a task hop of a stand-in create or run; its ms is
+// reported, not hidden.
+let polyfillApiCalls = 0;
+function countPolyfillApiCalls() {
+  for (const cls of [ML, MLContext, MLGraphBuilder, MLGraph, MLTensor, MLOperand]) {
+    const p = cls.prototype;
+    for (const name of Object.getOwnPropertyNames(p)) {
+      const d = Object.getOwnPropertyDescriptor(p, name);
+      if (name === 'constructor') continue;
+      if (typeof d.value === 'function') {
+        const fn = d.value;
+        Object.defineProperty(p, name, { ...d, value: function (...args) { polyfillApiCalls++; return fn.apply(this, args); } });
+      } else if (typeof d.get === 'function') {
+        const get = d.get;
+        Object.defineProperty(p, name, { ...d, get() { polyfillApiCalls++; return get.call(this); } });
+      }
+    }
+  }
+}
+const polyfillUse = () => ({ api: polyfillApiCalls, engineCalls: webnnPolyfill.engineStats.engine.calls,
+                             engineMs: webnnPolyfill.engineStats.engine.ms });
+function addPolyfillUse(into, before) {
+  const now = polyfillUse();
+  for (const k of Object.keys(now)) into[k] = (into[k] ?? 0) + now[k] - before[k];
+}
+
+const freshCallMs = () => ({ write: 0, dispatch: 0, read: 0, createTensor: 0, writeCalls: 0, dispatchCalls: 0, readCalls: 0,
+                             createTensorCalls: 0 });
+
+// One session each on ORT's wasm EP (1 thread: this page's ORT), the WebNN EP on the
+// polyfill and the WebNN EP on the stand-in, run in interleaved rounds (one
+// session.run of each per round, the order rotating): warm-up rounds (>= 3, and
+// `warmup` seconds), then `runs` timed rounds. Per run on the stand-in: what ORT
+// called (writes, dispatches, reads, task hops); on the polyfill: ms inside its
+// write / dispatch / read calls.
+async function runStandinRuns(m, bytes, opts, wasmOpts, runs, warmup, r) {
+  const sessions = {
+    wasm: await ort.InferenceSession.create(bytes, wasmOpts),
+    polyfill: await ort.InferenceSession.create(bytes, opts),
+  };
+  // ORT shares one MLContext among live sessions whose context options are equal: other
+  // options (the stand-in ignores them) keep the stand-in session off the polyfill's context.
+  const standinOpts = { ...opts, executionProviders: [{ ...opts.executionProviders[0], powerPreference: 'low-power' }] };
+  r.runStandinCreate = await webnnStandin.withStandin(async () => {
+    sessions.standin = await ort.InferenceSession.create(bytes, standinOpts);
+  });
+  const engines = Object.keys(sessions);
+  try {
+    const feeds = {};
+    m.inputs.forEach(([name, shape], i) => {
+      feeds[name] = new ort.Tensor('float32', input(shape.reduce((a, b) => a * b, 1), 12345 + i), shape);
+    });
+    const out = r.run = { runsMs: {}, medianMs: {}, minMs: {}, outputs: {}, warmupRounds: 0 };
+    let calls = null;
+    out.standinPolyfillUse = {};  // during the timed stand-in runs (polyfillUse)
+    const one = async (e, timed) => {
+      polyfillCalls.on = timed && e === 'polyfill';
+      polyfillCalls.current = freshCallMs();
+      const use0 = polyfillUse();
+      const t = performance.now();
+      const res = await sessions[e].run(feeds);
+      const ms = performance.now() - t;
+      polyfillCalls.on = false;
+      if (timed && e === 'standin') addPolyfillUse(out.standinPolyfillUse, use0);
+      if (timed) {
+        out.runsMs[e].push(ms);
+        if (e === 'polyfill') calls.push(polyfillCalls.current);
+      }
+      return res;
+    };
+    for (const e of engines) {  // the first run of each, and the output shapes
+      const res = await one(e, false);
+      out.outputs[e] = Object.fromEntries(Object.entries(res).map(([k, v]) => [k, { dims: [...v.dims], length: v.data.length }]));
+    }
+    const warmUntil = performance.now() + warmup * 1000;
+    while (out.warmupRounds < 3 || performance.now() < warmUntil) {
+      for (const e of engines) await one(e, false);
+      out.warmupRounds++;
+    }
+    engines.forEach((e) => { out.runsMs[e] = []; });
+    calls = [];
+    webnnStandin.resetRunStats();
+    for (let i = 0; i < runs; i++) {
+      for (let j = 0; j < engines.length; j++) await one(engines[(i + j) % engines.length], true);
+    }
+    const st = webnnStandin.runStats();
+    out.standinPerRun = Object.fromEntries(Object.entries(st).map(([k, v]) => [k, v / runs]));
+    out.polyfillCallsPerRun = Object.fromEntries(Object.keys(freshCallMs()).map((k) => [k, median(calls.map((c) => c[k]))]));
+    for (const e of engines) {
+      out.medianMs[e] = median(out.runsMs[e]);
+      out.minMs[e] = Math.min(...out.runsMs[e]);
+    }
+  } finally {
+    for (const s of Object.values(sessions)) await s.release();
+  }
+}
+
 // ORT's create on the polyfill and on the stand-in, interleaved `createRuns` times
-// per model after one untimed create that records the stand-in's tape.
-async function runStandin(models, createRuns) {
+// per model after one untimed create that records the stand-in's tape; then
+// (runs > 0) session.run on each (runStandinRuns).
+async function runStandin(models, createRuns, runs = 0, warmup = 0) {
   const ep = { name: 'webnn', deviceType: 'cpu' };
   const opts = { executionProviders: [ep], graphOptimizationLevel: 'all' };
   const out = { ep: EP, threads: 1, crossOriginIsolated: self.crossOriginIsolated, engineStartMs: window.engineStartMs,
@@ -157,11 +283,10 @@ async function runStandin(models, createRuns) {
     await s.release();
     return ms;
   };
-  const engineCalls = () => webnnPolyfill.engineStats.engine.calls;
   // ORT compiles and instantiates its wasm on the first session: not part of any model's create time.
   await create(new Uint8Array(await (await fetch(`/ortmodels/${models[0].file}`)).arrayBuffer()), wasmOpts);
   for (const m of models) {
-    const r = out.models[m.name] = { wasmCreateMs: [], polyfillCreateMs: [], standinCreateMs: [], standinEngineCalls: 0 };
+    const r = out.models[m.name] = { wasmCreateMs: [], polyfillCreateMs: [], standinCreateMs: [], standinPolyfillUse: {} };
     try {
       const bytes = new Uint8Array(await (await fetch(`/ortmodels/${m.file}`)).arrayBuffer());
       // The first create of each: the polyfill's records the stand-in's tape.
@@ -173,14 +298,15 @@ async function runStandin(models, createRuns) {
       for (let i = 0; i < createRuns; i++) {  // the three interleaved, same page, ORT on 1 thread
         r.wasmCreateMs.push(await create(bytes, wasmOpts));
         r.polyfillCreateMs.push(await create(bytes));
-        const calls = engineCalls();
+        const use0 = polyfillUse();
         r.standin = await webnnStandin.withStandin(async () => { ms = await create(bytes); });
-        r.standinEngineCalls += engineCalls() - calls;  // 0: the stand-in never reaches the polyfill
+        addPolyfillUse(r.standinPolyfillUse, use0);  // api 0: the stand-in never reaches the polyfill
         r.standinCreateMs.push(ms);
       }
       r.wasmMedianMs = median(r.wasmCreateMs);
       r.polyfillMedianMs = median(r.polyfillCreateMs);
       r.standinMedianMs = median(r.standinCreateMs);
+      if (runs > 0) await runStandinRuns(m, bytes, opts, wasmOpts, runs, warmup, r);
     } catch (e) {
       r.error = `${e?.name || 'Error'}: ${e?.message || e}`;
     }
@@ -229,7 +355,7 @@ async function runFirst(m, warm, setup) {
 window.runBench = async (models, runs, budget, warmup = 0, createRuns = 5) => {
   await window.ready;
   if (EP === 'standin') {
-    const out = await runStandin(models, createRuns);
+    const out = await runStandin(models, createRuns, runs, warmup);
     out.limits = webnnStandin.limits();
     out.builderMethods = webnnStandin.builderMethods;
     return out;

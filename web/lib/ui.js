@@ -31,6 +31,7 @@ export class Status {
 
   // fraction: null/undefined = indeterminate
   show(text, fraction) {
+    this.el.classList.remove('timing');
     if (!this.timer) {
       this.t0 = performance.now();
       this.timer = setInterval(() => this.tick(), 200);
@@ -45,9 +46,22 @@ export class Status {
     this.tick();
   }
 
-  tick() { this.elapsed.textContent = `${((performance.now() - this.t0) / 1000).toFixed(1)} s`; }
+  // The same line while the page times something (inference runs): nothing animates and the
+  // elapsed clock stands still. A running CSS animation has the browser draw a frame every
+  // 16 ms; on a 2-core machine that CPU is taken from the kernel pool's threads and the
+  // median shown would be the spinner's, not the model's (docs/performance.md).
+  timing(text, fraction) {
+    this.show(text, fraction);
+    this.el.classList.add('timing');
+  }
+
+  tick() {
+    if (this.el.classList.contains('timing')) return;
+    this.elapsed.textContent = `${((performance.now() - this.t0) / 1000).toFixed(1)} s`;
+  }
 
   done(text) {
+    this.el.classList.remove('timing');
     clearInterval(this.timer);
     this.timer = null;
     this.spinner.hidden = true;
@@ -59,6 +73,7 @@ export class Status {
   }
 
   fail() {
+    this.el.classList.remove('timing');
     clearInterval(this.timer);
     this.timer = null;
     this.el.hidden = true;
