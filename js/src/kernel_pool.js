@@ -17,6 +17,7 @@
 //   (microseconds) an idle worker watches [0] before it sleeps  [9] tiles workers took
 //   [10] watches cut short because the worker was descheduled  [11] how long a gap between two
 //   looks at the clock counts as descheduled (microseconds; see the worker's loop)
+//   [12] bumped by each setSpin (a worker then drops a pause of its watch)
 // Every thread takes tiles with a compare-exchange on [1] until none are left.
 // The calling thread takes its share, then spins until [2] counts every tile: a
 // window's main thread may not Atomics.wait, and the tiles left are the ones
@@ -113,7 +114,12 @@ self.onmessage = (e) => {
   const now = performance.now.bind(performance);
   let seen = Atomics.load(i32, 0);
   let calmUntil = 0;  // no watch before this time (this thread was descheduled in one)
+  let settings = Atomics.load(i32, 12);
   for (;;) {
+    if (Atomics.load(i32, 12) !== settings) {  // setSpin: new settings, no pause left
+      settings = Atomics.load(i32, 12);
+      calmUntil = 0;
+    }
     // Watch for the next job a little while (the next one of a dispatch comes soon), then
     // sleep. A watch interrupted by the scheduler (a gap of over [11] microseconds between two
     // looks at the clock) means the machine has no core to spare: it ends at once, and for
@@ -179,6 +185,7 @@ class KernelPort {
   setSpin(us, descheduledUs = DESCHEDULED_US) {
     A.store(this.i32, 11, Math.max(0, Math.min(1e7, descheduledUs | 0)));
     A.store(this.i32, 8, Math.max(0, Math.min(1e7, us | 0)));
+    A.add(this.i32, 12, 1);
   }
 
   // Counters since the pool started: jobs, tiles the calling thread and the workers

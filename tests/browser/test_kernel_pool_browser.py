@@ -142,8 +142,14 @@ SPIN_JS = """(async () => {
       for (let i = 0; i < n; i++) c.dispatch(g, { x: tx }, { y: ty });
       await c.readTensor(ty);
     };
+    // A watch cut short (as a loaded machine may cut one while the page starts) pauses the
+    // watches for 100 ms; new settings end the pause.
+    py.runPython('port.setSpin(200, 0)');
+    await dispatches(1);
+    const paused = await until((s) => s.asleep === 1 && s.watchesCut > 0);
     // A 5 s watch that is never cut: once the worker is awake, jobs need no wake-up.
     py.runPython('port.setSpin(5000000, 10000000)');
+    await new Promise((r) => setTimeout(r, 150));  // (and past any pause: CALM_MS)
     await dispatches(1);
     const before = await until((s) => s.asleep === 0);
     await dispatches(20);
@@ -159,7 +165,7 @@ SPIN_JS = """(async () => {
     py.runPython('port.setSpin(5000000, 0)');
     await dispatches(1);
     const cut = await until((s) => s.asleep === 1 && s.watchesCut > idle.watchesCut);
-    return { spinUs, before, busy, idle, cut };
+    return { spinUs, paused, before, busy, idle, cut };
 })()"""
 
 
@@ -174,6 +180,7 @@ def test_idle_workers_sleep_and_busy_ones_take_the_next_job_awake(page, server):
     page.goto(f"{server}/test-pages/kernel_pool.html")
     r = page.evaluate(SPIN_JS)
     before, busy, idle, cut = r["before"], r["busy"], r["idle"], r["cut"]
+    assert r["paused"]["watchesCut"] > 0, r["paused"]
     assert r["spinUs"] > 0 and busy["workers"] == 1
     assert before["asleep"] == 0, before
     jobs = busy["jobs"] - before["jobs"]

@@ -31,7 +31,8 @@ steps it got, like the builder's IR, are never mutated) after four passes:
    microkernels' layouts (`fast.pack`), constant matmul/gemm B operands into
    GEMM panels; the per-call packing is skipped.
 3. Buffers: the outputs of nodes whose kernels write into a given array
-   (NHWC float32 convolutions and pools) get preallocated buffers, shared
+   (NHWC float32 convolutions and pools, and the layout transposes and
+   channel shuffles the fast paths run as one kernel) get preallocated buffers, shared
    between values whose lifetimes do not overlap; a channel concat of such
    outputs is elided (each producer writes its channel slice of the concat's
    buffer). Values that are, or may be views of, graph outputs are never
