@@ -59,10 +59,12 @@ const INITIAL_PAGES = 256;     // 16 MiB; grown on demand by the core's allocato
 const RESERVED = 65536;        // control words + job table (shared.py RESERVED)
 const TABLE = 16;              // first word of the job table
 const READY_TIMEOUT_MS = 20000;
-// How long an idle worker watches for the next job before it sleeps (see above).
-// ShuffleNet's steps between two pool jobs of one dispatch take ~20-150 us. (On a
-// machine with fewer free cores than threads the watch takes time from the caller.)
-const SPIN_US = 200;
+// How long an idle worker watches for the next job before it sleeps (see above): off by
+// default. ShuffleNet's steps between two pool jobs of one dispatch take ~20-150 us, and a
+// 200 us watch gained ~3 % there on a quiet 2-core machine, but on a busy one (load 6-9)
+// it cost 20-25 %: the watching worker takes the core the caller needs (docs/threads.md).
+// port.setSpin(us) turns it on for measurements.
+const SPIN_US = 0;
 const DESCHEDULED_US = 100;
 const CALM_MS = 100;
 
