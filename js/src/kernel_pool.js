@@ -22,8 +22,8 @@
 // The calling thread takes its share, then spins until [2] counts every tile: a
 // window's main thread may not Atomics.wait, and the tiles left are the ones
 // other threads are finishing, so the spin is short.
-// A worker that finished a job watches [0] for a short while ([8], SPIN_US)
-// before it sleeps: the next job of the same dispatch (a few tens of
+// A worker that finished a job can watch [0] for a short while ([8]; off by
+// default, SPIN_US below says why) before it sleeps: the next job of the same dispatch (a few tens of
 // microseconds later) then finds it awake, instead of paying a futex wake-up
 // (tens to hundreds of microseconds on a VM, as long as a ShuffleNet-sized
 // tile). An idle pool sleeps: between dispatches no worker burns a core. The

@@ -373,13 +373,12 @@ def test_a_kernel_reading_an_image_splits_from_the_chained_threshold(pool, monke
     monkeypatch.setattr(tiling, "POOL_MIN_WORK", 1 << 40)
     monkeypatch.setattr(tiling, "CHAINED_POOL_MIN_WORK", 0)
     single, _ = run(two_fires, 1)
-    tiles = []
-    real_run = pool.port.run
-    pool.port.run = lambda fn, nargs, ntiles, table: tiles.append(ntiles) or real_run(fn, nargs, ntiles, table)
+    copies = _Copies(pool)
     try:
         out, _ = run(two_fires, pool.threads)
     finally:
-        del pool.port.run
+        copies.close()
+    tiles = [n for _, n in copies.jobs]
     np.testing.assert_array_equal(out["y"], single["y"])
     # per dispatch: 4 expands (concat slices), the second squeeze, the pool, the conv, split
     assert len(tiles) == 2 * 7 and min(tiles) > 1, tiles

@@ -150,12 +150,12 @@ _ASK = object()  # _run_tiles: the caller did not look the kernel pool up
 
 class _Tile:
     """One tile of a split call: its parameter block (None: the call's first argument
-    is `first`, e.g. a count, or unchanged), x / y offsets in bytes and its own scratch."""
+    is not one and stays as it is), x / y offsets in bytes and its own scratch."""
 
-    __slots__ = ("p", "dx", "dy", "scratch", "first")
+    __slots__ = ("p", "dx", "dy", "scratch")
 
-    def __init__(self, p, dx, dy, scratch, first=None):
-        self.p, self.dx, self.dy, self.scratch, self.first = p, dx, dy, scratch, first
+    def __init__(self, p, dx, dy, scratch):
+        self.p, self.dx, self.dy, self.scratch = p, dx, dy, scratch
 
 
 def _tiles(p, parts, direct, scratch_floats) -> list:
@@ -180,8 +180,6 @@ def _run_tiles(cpu, name, args, tiles, x_index, out_index, scratch_index, x, out
             a = list(args)
             if t.p is not None:
                 a[0] = addr(t.p)
-            elif t.first is not None:
-                a[0] = t.first
             a[x_index] += t.dx
             a[out_index] += t.dy
             if scratch_index is not None:
