@@ -86,6 +86,8 @@ def run(args) -> dict:
 
     info = ort_models.ensure(MODEL_DIR, args.models)
     model_list = [{"name": n, **info[n]} for n in args.models]
+    # the fresh pages' warm-up model (first_creates), whose tape the stand-in page records too
+    warm = (info.get("mlp") or ort_models.ensure(MODEL_DIR, ["mlp"])["mlp"]) if args.first_runs > 0 else None
     results = {}
     with bench_server() as base:
         with sync_playwright() as p:
@@ -100,9 +102,8 @@ def run(args) -> dict:
                     page = browser.new_page()
                     page.goto(f"{base}?{query}", timeout=args.page_timeout * 1000)
                     models = model_list
-                    if key == "standin" and args.first_runs > 0 and "mlp" not in args.models:
-                        # the fresh pages' warm-up model needs its tape too
-                        models = model_list + [{"name": "mlp", **ort_models.ensure(MODEL_DIR, ["mlp"])["mlp"]}]
+                    if key == "standin" and warm and "mlp" not in args.models:
+                        models = model_list + [{"name": "mlp", **warm}]
                     runs = args.standin_runs if key == "standin" else args.runs
                     r = page.evaluate("([m, n, b, w, k]) => runBench(m, n, b, w, k)",
                                       [models, runs, args.budget, args.warmup, args.create_runs])
@@ -115,8 +116,7 @@ def run(args) -> dict:
                 r["label"] = label
                 results[key] = r
                 log(f"  {label}: {r.get('error') or 'ok'} ({time.time() - t:.0f} s)")
-            if results.get("standin", {}).get("models") and args.first_runs > 0:
-                warm = ort_models.ensure(MODEL_DIR, ["mlp"])["mlp"]
+            if results.get("standin", {}).get("models") and warm:
                 results["first"] = first_creates(p, base, model_list, warm, results["standin"], args)
     return results
 
@@ -135,11 +135,11 @@ def first_creates(p, base: str, model_list: list, warm: dict, standin: dict, arg
     log(f"first creates in fresh pages ({args.first_runs} x {len(FIRST_PAGES)} per model) ...")
     t = time.time()
     browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    warm_tape = standin["models"].get("mlp", {}).get("tape")
     try:
         for rep in range(args.first_runs):
             for m in model_list:
                 rec = standin["models"].get(m["name"], {})
-                warm_tape = standin["models"].get("mlp", {}).get("tape")
                 if "tape" not in rec or warm_tape is None:
                     continue
                 setup = {"limits": standin["limits"], "builderMethods": standin["builderMethods"], "tape": rec["tape"],

@@ -241,7 +241,7 @@ def print_steps(graphs: list, noop: list | None) -> None:
         if noop:
             cells += f" {sum(s[3] for s in noop[g]):.3f} |"
         print(cells)
-        for i, (name, _, med, low, *_label) in enumerate(steps):
+        for i, (name, _, med, low, _label) in enumerate(steps):
             e = per_op.setdefault(name, [0, 0.0, 0.0, 0.0])
             e[0] += 1
             e[1] += med
@@ -253,15 +253,15 @@ def print_steps(graphs: list, noop: list | None) -> None:
     for name, (n, med, low, nop) in sorted(per_op.items(), key=lambda kv: -kv[1][1]):
         print(f"| {name} | {n} | {med:.3f} | {low:.3f} |" + (f" {nop:.3f} |" if noop else ""))
     print("\n| step of the last graph | input shapes | median ms | min ms |\n|---|---|---:|---:|")
-    for name, shapes, med, low, *_label in graphs[-1]:
+    for name, shapes, med, low, _label in graphs[-1]:
         print(f"| {name} | {' '.join('x'.join(map(str, s)) or 'scalar' for s in shapes)} | {med:.3f} | {low:.3f} |")
     # The layout pass's transposes (an NCHW graph on NHWC kernels): where each sits and what it costs.
     rows = [(g, i, shapes, label, med, low) for g, steps in enumerate(graphs)
-            for i, (name, shapes, med, low, *label) in enumerate(steps) if name == "transpose"]
+            for i, (name, shapes, med, low, label) in enumerate(steps) if name == "transpose"]
     if rows:
         print("\n| transpose step | graph | step | input shape | median ms | min ms |\n|---|---:|---:|---|---:|---:|")
         for g, i, shapes, label, med, low in rows:
-            print(f"| {(label or [''])[0] or 'transpose'} | {g} | {i} | {'x'.join(map(str, shapes[0]))} | {med:.3f} | {low:.3f} |")
+            print(f"| {label or 'transpose'} | {g} | {i} | {'x'.join(map(str, shapes[0]))} | {med:.3f} | {low:.3f} |")
 
 
 def stats(values):

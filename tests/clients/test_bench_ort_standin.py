@@ -26,18 +26,18 @@ def standin_run(playwright):
     if not (bench_ort.ROOT / "dist" / "webnn-polyfill.js").exists():
         pytest.skip("dist/ is not built (./dev build)")
     info = ort_models.ensure(bench_ort.MODEL_DIR, ["mlp"])
+    mlp = {"name": "mlp", **info["mlp"]}
     browser = playwright.chromium.launch(executable_path=CHROMIUM, args=bench_ort.STANDIN_ARGS)
     try:
         with bench_ort.bench_server() as base:
             page = browser.new_page()
             page.goto(f"{base}?ep=standin", timeout=300_000)
-            result = page.evaluate("([m]) => runBench(m, RUNS, 0, 0, 2)".replace("RUNS", str(RUNS)),
-                                   [[{"name": "mlp", **info["mlp"]}]])
+            result = page.evaluate("([m, n]) => runBench(m, n, 0, 0, 2)", [[mlp], RUNS])
             surface = page.evaluate(SURFACE)
             settling = page.evaluate(SETTLING)
             tape = page.evaluate("webnnStandin.tape()")
             args = SimpleNamespace(preferred_layout=None, first_runs=1, page_timeout=300)
-            first = bench_ort.first_creates(playwright, base, [{"name": "mlp", **info["mlp"]}], info["mlp"], result, args)
+            first = bench_ort.first_creates(playwright, base, [mlp], info["mlp"], result, args)
         yield result, surface, tape, first, settling
     finally:
         browser.close()

@@ -136,23 +136,24 @@ DEFAULT = ["conv", "conv_bn", "gconv", "dwconv", "conv_shuffle", "conv_shuffle4d
            "shufflenet", "shufflenet_add", "squeezenet"]
 
 
-def write_case(folder: Path, case: str) -> tuple[str, list]:
+MODEL_DIR = ROOT / ".cache" / "ort-bench"  # tools/bench_ort.py's model cache
+
+
+def case_url(folder: Path, case: str) -> str:
+    """The page's URL of one case's model: a bench model from MODEL_DIR (served as /ortmodels/), or
+    a small one written into `folder` (served as /probe/)."""
     import onnx
 
     import models as ort_models
 
     name, _, variant = case.partition("@")
-    if name in ort_models.MODELS or name in ort_models.SUM_AS_ADD:
-        info = ort_models.ensure(ROOT / ".cache" / "ort-bench", [name])[name]
-        return str(ROOT / ".cache" / "ort-bench" / info["file"]), info["inputs"]
+    if name in ort_models.TITLES:
+        return "/ortmodels/" + ort_models.ensure(MODEL_DIR, [name])[name]["file"]
     kw = {"": {}, "opset13": {"opset": 13}, "ir3": {"ir": 3, "weights_as_inputs": True},
           "inputs": {"weights_as_inputs": True}}[variant]
-    model = small(name, **kw)
-    path = folder / f"{case.replace('@', '_')}.onnx"
-    onnx.save(model, str(path))
-    inits = {t.name for t in model.graph.initializer}
-    return str(path), [(i.name, [d.dim_value for d in i.type.tensor_type.shape.dim])
-                       for i in model.graph.input if i.name not in inits]
+    file = f"{case.replace('@', '_')}.onnx"
+    onnx.save(small(name, **kw), str(folder / file))
+    return "/probe/" + file
 
 
 _PAGE_JS = r"""async ([cases, levels, verbose]) => {
@@ -210,13 +211,8 @@ def probe(cases: list, levels: list, layout: str | None, verbose: bool, version:
         raise SystemExit(f"layout_probe: {problem}")
     dist = ort_web.ort_dir(version) / "dist"
     with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        files = {}
-        for case in cases:
-            path, _ = write_case(tmp, case)
-            (tmp / Path(path).name).write_bytes(Path(path).read_bytes())
-            files[case] = "/probe/" + Path(path).name
-        mounts = {"/ortdist/": dist, "/probe/": tmp}
+        files = {case: case_url(Path(tmp), case) for case in cases}
+        mounts = {"/ortdist/": dist, "/probe/": Path(tmp), "/ortmodels/": MODEL_DIR}
         query = "ep=webnn&first=1&pthreads=1" + (f"&layout={layout}" if layout else "")
         with _ort_bench_page(query, mounts) as page:
             if verbose:

@@ -113,6 +113,8 @@ function timeBuilderCalls() {
 }
 
 const median = (v) => { const s = [...v].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+const modelBytes = async (file) => new Uint8Array(await (await fetch(`/ortmodels/${file}`)).arrayBuffer());
+const errorText = (e) => `${e?.name || 'Error'}: ${e?.message || e}`;
 
 window.ready = (async () => {
   if (EP === 'webnn' || EP === 'polyfill' || EP === 'standin') {  // ep=polyfill: only the polyfill (tools/profile_build.py)
@@ -267,7 +269,7 @@ async function runStandinRuns(m, bytes, opts, wasmOpts, runs, warmup, r) {
     }
     const perRun = (list) => Object.fromEntries(Object.keys(list[0]).map((k) => [k, median(list.map((c) => c[k]))]));
     out.standinPerRun = perRun(standinRuns);  // medians over the timed runs
-    out.polyfillCallsPerRun = Object.fromEntries(Object.keys(freshCallMs()).map((k) => [k, median(calls.map((c) => c[k]))]));
+    out.polyfillCallsPerRun = perRun(calls);
     for (const e of engines) {
       out.medianMs[e] = median(out.runsMs[e]);
       out.minMs[e] = Math.min(...out.runsMs[e]);
@@ -310,11 +312,11 @@ async function runStandin(models, createRuns, runs = 0, warmup = 0) {
     return ms;
   };
   // ORT compiles and instantiates its wasm on the first session: not part of any model's create time.
-  await create(new Uint8Array(await (await fetch(`/ortmodels/${models[0].file}`)).arrayBuffer()), wasmOpts);
+  await create(await modelBytes(models[0].file), wasmOpts);
   for (const m of models) {
     const r = out.models[m.name] = { wasmCreateMs: [], polyfillCreateMs: [], standinCreateMs: [], standinPolyfillUse: {} };
     try {
-      const bytes = new Uint8Array(await (await fetch(`/ortmodels/${m.file}`)).arrayBuffer());
+      const bytes = await modelBytes(m.file);
       // The first create of each: the polyfill's records the stand-in's tape.
       let ms;
       r.tapeLength = await webnnStandin.recordTape(async () => { ms = await create(bytes); });
@@ -341,11 +343,11 @@ async function runStandin(models, createRuns, runs = 0, warmup = 0) {
         try {
           await runStandinRuns(m, bytes, opts, wasmOpts, runs, warmup, r);
         } catch (e) {  // the create measurement above still stands
-          r.run = { error: `${e?.name || 'Error'}: ${e?.message || e}` };
+          r.run = { error: errorText(e) };
         }
       }
     } catch (e) {
-      r.error = `${e?.name || 'Error'}: ${e?.message || e}`;
+      r.error = errorText(e);
     }
   }
   return out;
@@ -361,11 +363,10 @@ async function runFirst(m, warm, setup) {
   const out = { ep: EP, crossOriginIsolated: self.crossOriginIsolated, engineStartMs: window.engineStartMs, models: {} };
   const r = out.models[m.name] = {};
   try {
-    const fetchBytes = async (file) => new Uint8Array(await (await fetch(`/ortmodels/${file}`)).arrayBuffer());
     const ep = EP === 'wasm' ? 'wasm' : { name: 'webnn', deviceType: 'cpu' };
     const opts = { executionProviders: [ep], graphOptimizationLevel: 'all' };
-    const warmBytes = await fetchBytes(warm.file);
-    const bytes = await fetchBytes(m.file);
+    const warmBytes = await modelBytes(warm.file);
+    const bytes = await modelBytes(m.file);
     let session;
     const create = async (b) => {
       const t = performance.now();
@@ -384,7 +385,7 @@ async function runFirst(m, warm, setup) {
     }
     await session.release();
   } catch (e) {
-    r.error = `${e?.name || 'Error'}: ${e?.message || e}`;
+    r.error = errorText(e);
   }
   return out;
 }
@@ -403,13 +404,13 @@ window.runBench = async (models, runs, budget, warmup = 0, createRuns = 5) => {
                 polyfillThreads: self.webnnPolyfill ? { ...webnnPolyfill.engineStats.threads } : null };
   // ORT compiles and instantiates its wasm on the first session: not part of any model's create time.
   const warm = await ort.InferenceSession.create(
-    new Uint8Array(await (await fetch(`/ortmodels/${models[0].file}`)).arrayBuffer()),
+    await modelBytes(models[0].file),
     { executionProviders: [EP === 'webnn' ? { name: 'webnn', deviceType: 'cpu' } : 'wasm'] });
   await warm.release();
   for (const m of models) {
     const r = out.models[m.name] = {};
     try {
-      const bytes = new Uint8Array(await (await fetch(`/ortmodels/${m.file}`)).arrayBuffer());
+      const bytes = await modelBytes(m.file);
       const ep = EP === 'webnn' ? { name: 'webnn', deviceType: 'cpu' } : 'wasm';
       Object.keys(builderMs).forEach((k) => { builderMs[k] = 0; });
       callMs.constant = [];
@@ -460,7 +461,7 @@ window.runBench = async (models, runs, budget, warmup = 0, createRuns = 5) => {
       r.outputLength = y.length;
       await session.release();
     } catch (e) {
-      r.error = `${e?.name || 'Error'}: ${e?.message || e}`;
+      r.error = errorText(e);
     }
   }
   return out;
