@@ -32,6 +32,7 @@ import build_kernels  # noqa: E402
 import engine_snapshot  # noqa: E402
 import idl_schema  # noqa: E402
 import runtime  # noqa: E402
+import start_archives  # noqa: E402
 import train_digits  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,6 +102,24 @@ def runtime_manifest(runtime_dir: Path, wheel: str) -> dict:
     return {"files": files, "numpyWheel": numpy and numpy["file_name"], "snapshot": None}
 
 
+def add_start_archives(manifest: dict, runtime_dir: Path, wheel: str) -> None:
+    """The first-visit archives (tools/start_archives.py) into dist/ and the manifest:
+    `start` names them, the compiled modules a start loads, and which module names
+    the full stdlib / numpy wheel provide on demand (py/webnn_core/ondemand.py)."""
+    numpy = manifest["numpyWheel"]
+    needed = [runtime_dir / "python_stdlib.zip", runtime_dir / (numpy or "-"), DIST / wheel]
+    if not all(p.is_file() for p in needed):
+        return
+    info = start_archives.build(DIST, *needed, sorted(runtime_dir.glob("lark-*.whl")))
+    for name in (info["stdlib"], info["site"]):
+        manifest["files"][name] = file_entry(DIST / name)
+    manifest["start"] = {
+        "stdlib": info["stdlib"], "site": info["site"], "libraries": info["libraries"],
+        "onDemand": [{"file": "python_stdlib.zip", "into": "stdlib", "modules": info["stdlibOnDemand"]},
+                     {"file": numpy, "into": "site", "modules": info["numpyOnDemand"]}],
+    }
+
+
 def bundle(entry: str, out: Path, fmt: str, es_module: bool, wheel: str, manifest: dict) -> None:
     """One esbuild bundle of js/src/<entry>, with the build facts of js/src/build_info.js defined."""
     if not ESBUILD.exists():
@@ -159,6 +178,7 @@ def build(with_runtime: bool = True, with_snapshot: bool = True, idl: str | None
     build_kernels.build()
     src = runtime.assemble() if with_runtime else runtime.DEFAULT_DEST
     manifest = runtime_manifest(src, wheel)
+    add_start_archives(manifest, src, wheel)
 
     def bundles():
         for name, (entry, fmt, es_module) in BUNDLES.items():
