@@ -96,6 +96,15 @@ def _is_main_guard(test) -> bool:
             and test.comparators[0].value == "__main__")
 
 
+def _is_windows_test(test) -> bool:
+    """`sys.platform == 'win32'` / `os.name == 'nt'` (Pyodide's are 'emscripten' / 'posix')."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and isinstance(test.comparators[0], ast.Constant)):
+        return False
+    left, value = ast.unparse(test.left), test.comparators[0].value
+    return (left, value) in {("sys.platform", "win32"), ("os.name", "nt"), ("_os.name", "nt")}
+
+
 def _imports(source: str, package: str, deep: bool) -> set[str]:
     """Absolute names a module's import statements name (module level only unless `deep`)."""
     try:
@@ -121,6 +130,10 @@ def _imports(source: str, package: str, deep: bool) -> set[str]:
                 out.update(f"{mod}.{a.name}" for a in child.names if a.name != "*")
             if isinstance(child, ast.If) and _is_main_guard(child.test):
                 continue  # `if __name__ == "__main__":` runs only as a script
+            if isinstance(child, ast.If) and _is_windows_test(child.test):
+                for node in child.orelse:  # Pyodide is not Windows: only the else branch runs
+                    visit(ast.Module(body=[node], type_ignores=[]))
+                continue
             if deep or not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 visit(child)
 
