@@ -41,7 +41,10 @@ STDLIB_ROOTS = ["encodings", "encodings.aliases", "encodings.utf_8", "encodings.
                 "importlib", "gc", "json", "random", "sysconfig", "zipfile", "hashlib",
                 # What numpy's compiled modules import: datetime (numpy's C API, at start),
                 # secrets (numpy.random's bit generators).
-                "datetime", "secrets"]
+                "datetime", "secrets",
+                # What importlib imports inside its functions when a package's data is read
+                # (lark's grammar files through pkgutil.get_data / importlib.resources).
+                "importlib.readers", "importlib.resources.readers"]
 STDLIB_PACKAGES = ("_pyodide", "pyodide")  # every module of these: Pyodide's bootstrap imports them from C
 # numpy modules a start imports by name at run time: add_newdoc() imports the
 # module it documents; numpy._core._internal imports numpy.dtypes in a function
