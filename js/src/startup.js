@@ -51,7 +51,7 @@ const SUBTLE = globalThis.crypto && globalThis.crypto.subtle;
 const SavedXHR = typeof XMLHttpRequest === 'function' ? XMLHttpRequest : null;
 // The first-visit archives (tools/start_archives.py): the stdlib modules and the
 // site-packages files (numpy's and the core's) a start needs; the rest on demand.
-const START = RUNTIME_MANIFEST.start;
+const START = RUNTIME_MANIFEST.start || { libraries: [], onDemand: [] };  // none: a build without the runtime
 const savedFetch = globalThis.fetch.bind(globalThis);
 const UTF8 = { encoder: new TextEncoder(), decoder: new TextDecoder() };
 
