@@ -251,6 +251,7 @@ def _call_target(op: Op) -> str:
     for p in pieces:
         if is_token(p, "SYMBOL"):
             return unquote(str(p)[1:])
+
     def search(items):
         for i, p in enumerate(items):
             if isinstance(p, Group):
