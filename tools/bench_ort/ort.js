@@ -17,7 +17,7 @@
 //   &pthreads=N           ... with the polyfill's kernels on N threads (its `threads` config;
 //                         default navigator.hardwareConcurrency)
 // window.runBench(models, runs, budgetSeconds, warmupSeconds) -> {models: {name: {createMs, firstMs, runsMs,
-// medianMs, minMs, warmupRuns, output: first values, checksum, callsPerRun (WebNN EP: writeTensor, dispatch and
+// medianMs, minMs, warmupRuns, output: first values, outputs: every output whole, checksum, callsPerRun (WebNN EP: writeTensor, dispatch and
 // readTensor calls per session.run)}}, crossOriginIsolated, hardwareConcurrency}.
 'use strict';
 const params = new URLSearchParams(location.search);
@@ -459,6 +459,11 @@ window.runBench = async (models, runs, budget, warmup = 0, createRuns = 5) => {
       const y = res[session.outputNames[0]].data;
       r.output = Array.from(y.slice(0, 64));
       r.outputLength = y.length;
+      // every output whole: the driver compares the WebNN EP's with ORT's wasm EP's (a mismatch fails the run)
+      r.outputs = {};
+      for (const name of session.outputNames) {
+        r.outputs[name] = { dims: Array.from(res[name].dims, Number), data: Array.from(res[name].data, Number) };
+      }
       await session.release();
     } catch (e) {
       r.error = errorText(e);
