@@ -186,6 +186,73 @@ def bench_server(version: str = ORT_WEB_VERSION):
         srv.shutdown()
 
 
+def layout_ab(args, version: str) -> dict:
+    """--layout-ab: one page, the WebNN EP sessions of each reported layout and ORT's wasm EP interleaved."""
+    from playwright.sync_api import sync_playwright
+
+    info = ort_models.ensure(MODEL_DIR, args.models)
+    model_list = [{"name": n, **info[n]} for n in args.models]
+    layouts = args.layout_ab.split(",")
+    with bench_server(version) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(f"{base}?ep=webnn&layout=ab", timeout=args.page_timeout * 1000)
+            r = page.evaluate("([m, n, w, l]) => runLayoutAB(m, n, w, l)", [model_list, args.runs, args.warmup, layouts])
+            r["chromium"] = browser.version
+        except Exception as e:  # noqa: BLE001 - reported
+            r = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}", "models": {}, "layouts": layouts}
+        finally:
+            browser.close()
+    return r
+
+
+def layout_ab_table(r: dict, names: list) -> tuple[str, list]:
+    """The A/B table and the mismatches of the layout the polyfill reports by default."""
+    if r.get("error"):
+        return f"- layout A/B: **unavailable**: {r['error']}\n", [r["error"]]
+    layouts, failed = r["layouts"], []
+    out = [f"onnxruntime-web {r.get('ortVersion')}, headless Chromium {r.get('chromium')}: one page, per model one WebNN "
+           f"EP session (deviceType cpu, the polyfill's default {threads_line(r)} kernel threads) per reported "
+           f"`preferredInputLayout` ({', '.join(layouts)}; the polyfill itself reports {r.get('polyfillLayout')}) and "
+           f"one on ORT's wasm EP (1 thread), warm-up, then {args_runs(r)} rounds of one `session.run` each, "
+           f"interleaved (order reversed every other round): median (min) ms; ratio: median over rounds of "
+           f"{layouts[-1]} ÷ {layouts[0]} in the same round; outputs: each WebNN EP session's first run against the "
+           f"wasm EP's (1e-3 + 1e-3·|ref|).\n",
+           "| model | " + " | ".join(f"WebNN EP, {l}" for l in layouts) + " | ORT wasm, 1 thread | "
+           f"per-round {layouts[-1]} ÷ {layouts[0]} | " + " | ".join(f"outputs, {l}" for l in layouts) + " |",
+           "|---|" + "---:|" * (len(layouts) + 2) + "---|" * len(layouts)]
+    for n in names:
+        m = r["models"].get(n, {})
+        if m.get("error"):
+            out.append(f"| {ort_models.TITLES[n]} | error: {m['error'].replace('|', '/')[:150]} |")
+            failed.append(f"{n}: {m['error']}")
+            continue
+        cells = [f"{fmt(statistics.median(m['runsMs'][e]))} ({fmt(min(m['runsMs'][e]))})" for e in layouts + ["wasm"]]
+        a, b = m["runsMs"][layouts[0]], m["runsMs"][layouts[-1]]
+        per_round = statistics.median(y / x for x, y in zip(a, b)) if a else None
+        checks = []
+        for l in layouts:
+            why = None
+            for o, ref in m["outputs"]["wasm"].items():
+                got = m["outputs"][l].get(o)
+                why = f"{o}: missing" if got is None else ort_web.network_mismatch(
+                    np.reshape(got["data"], got["dims"]), np.reshape(ref["data"], ref["dims"]))
+                if why:
+                    why = f"{o}: {why}"
+                    break
+            checks.append("match" if why is None else f"**MISMATCH**: {why}".replace("|", "/")[:160])
+            if why and l == r.get("polyfillLayout"):
+                failed.append(f"{n} ({l}, the polyfill's own): {why}")
+        out.append(f"| {ort_models.TITLES[n]} | " + " | ".join(cells) + f" | {'–' if per_round is None else f'{per_round:.2f}×'} | "
+                   + " | ".join(checks) + " |")
+    return "\n".join(out) + "\n", failed
+
+
+def args_runs(r: dict) -> int:
+    return max((len(v) for m in r.get("models", {}).values() for v in m.get("runsMs", {}).values()), default=0)
+
+
 def output_checks(res: dict) -> dict:
     """{(page key, model): None when the WebNN EP page's every output matches ORT wasm on 1 thread
     (ort_web.network_mismatch: 1e-3 + 1e-3·|ref|), else why not}, for each WebNN EP page and model
@@ -555,6 +622,10 @@ def main(argv=None) -> int:
     p.add_argument("--preferred-layout", choices=("nchw", "nhwc"),
                    help="an experiment: the polyfill's opSupportLimits().preferredInputLayout as ORT sees it "
                         "(default: what the polyfill reports, nchw)")
+    p.add_argument("--layout-ab", metavar="A,B",
+                   help="instead of the pages above: one page per version where each model gets a WebNN EP session per "
+                        "reported preferredInputLayout (e.g. nchw,nhwc) and one wasm EP session, run interleaved "
+                        "(--runs rounds); fails only when the polyfill's own layout mismatches the wasm EP")
     p.add_argument("--standin", action="store_true",
                    help="also measure ORT's create on a zero-cost WebNN stand-in (ORT's own share of create)")
     p.add_argument("--create-runs", type=int, default=5,
@@ -603,6 +674,12 @@ def main(argv=None) -> int:
     results, failed = {}, []
     for version in versions:
         log(f"onnxruntime-web {version}")
+        if args.layout_ab:
+            res = results[version] = layout_ab(args, version)
+            text, bad = layout_ab_table(res, args.models)
+            body += f"### onnxruntime-web {version}: reported layout A/B\n\n{text}\n"
+            failed += [f"onnxruntime-web {version}: {line}" for line in bad]
+            continue
         res = results[version] = run(args, version)
         body += (f"### onnxruntime-web {version}\n\n" + table(res, args.models) + "\n" + standin_table(res, args.models)
                  + "\n" + standin_run_table(res, args.models) + "\n")
