@@ -37,6 +37,13 @@ export const savedWebAssembly = typeof WebAssembly === 'object' ? {
 export const typedArrayBuffer = uncurryThis(Object.getOwnPropertyDescriptor(typedArrayProto, 'buffer').get);
 export const typedArraySet = uncurryThis(typedArrayProto.set);
 export const typedArrayByteLength = uncurryThis(Object.getOwnPropertyDescriptor(typedArrayProto, 'byteLength').get);
+// UTF-8 text into / out of a Uint8Array (the engine's long payloads and replies).
+const savedEncoder = new TextEncoder();
+const savedDecoder = new TextDecoder();
+const encodeIntoFn = TextEncoder.prototype.encodeInto;
+const decodeFn = TextDecoder.prototype.decode;
+export const encodeInto = (text, view) => reflectApply(encodeIntoFn, savedEncoder, [text, view]);
+export const decodeUtf8 = (view) => reflectApply(decodeFn, savedDecoder, [view]);
 
 // CreateDataProperty: also a key such as "__proto__" becomes an own property.
 export function defineDataProperty(obj, key, value) {

@@ -213,3 +213,22 @@ def test_transfers_are_right_past_2_gib_of_heap(engine, request, server):
         browser.close()
     assert r["heapGiB"] > 2, r
     assert r == {**r, "write16": True, "dispatch128": True, "early": True, "labelKept": True, "names": True}, r
+
+
+def test_huge_labels_past_2_gib_of_heap_keep_their_typeerror(engine, request, server):
+    """Issue 33 #3: a label of 24M code points (ASCII, BMP, astral) on an op that fails
+    validation, with the wasm heap over 2 GiB: the op's TypeError with the label intact
+    (ED: errors carry the label), never Python's text. Long text crosses as UTF-8 in the
+    heap (bridge.call_text), not through Pyodide's string conversion. Needs ~4 GiB of
+    memory for the renderer."""
+    browser = launch_engine(engine, request)  # a renderer of its own
+    try:
+        page = browser.new_page()
+        page.goto(f"{server}/test-pages/reliability.html")
+        r = page.evaluate("runCheck('hugeLabels', {codePoints: 24000000})", timeout=600)
+    finally:
+        browser.close()
+    assert r["heapGiB"] > 2, r
+    for kind in ("ascii", "bmp", "astral"):
+        assert r[kind]["error"] == "TypeError" and r[kind]["labelled"], (kind, r[kind])
+        assert not PYTHON_TEXT.search(r[kind]["head"]) and "PythonError" not in r[kind]["head"]

@@ -361,4 +361,32 @@ CHECKS.bigHeap = async function bigHeap() {
   return out;
 };
 
+
+// Issue 33 #3: with the wasm heap past 2 GiB, an op given a label of 24M code points
+// (ASCII, BMP, astral) that fails validation throws its labelled TypeError, the label
+// intact; never Python's text (Pyodide's string conversion used to fail with
+// "PythonError: pyodide.ffi.JsException: RangeError: Invalid array length").
+CHECKS.hugeLabels = async function hugeLabels({ codePoints }) {
+  const ctx = await navigator.ml.createContext();
+  const hogs = [];
+  while (heapBytes() <= 2 ** 31 + 2 ** 28 && hogs.length < 4) {
+    hogs.push(await ctx.createTensor({ dataType: F32, shape: [2 ** 28], readable: true }));  // 1 GiB each
+  }
+  const out = { heapGiB: heapBytes() / 2 ** 30 };
+  const b = new MLGraphBuilder(ctx);
+  const x = b.input('x', { dataType: F32, shape: [2] });
+  for (const [kind, unit] of [['ascii', 'a'], ['bmp', '\u4e2d'], ['astral', '\u{1F600}']]) {
+    let label = unit.repeat(codePoints);
+    const r = await outcome(() => { b.softmax(x, 7, { label }); });
+    out[kind] = {
+      error: r.error || 'no error',
+      labelled: typeof r.message === 'string' && r.message.startsWith(`[${label}] `),
+      head: typeof r.message === 'string' ? r.message.slice(0, 200) : null,
+    };
+    label = null;
+  }
+  for (const t of hogs) t.destroy();
+  return out;
+};
+
 window.runCheck = (name, args) => CHECKS[name](args || {});
