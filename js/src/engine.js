@@ -8,8 +8,8 @@ import { CONFIG, ENGINE_STATS, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.
 import { simdAttach } from './simd.js';
 import { engineReady, forgetPrefetch, markTime, reportProgress, startRuntime, wasmCompileAllowed } from './startup.js';
 import {
-  SavedDOMException, SavedUint8Array, charCodeAt, decodeUtf8, encodeInto, jsonParse, now, reflectApply, stringSlice,
-  typedArrayBuffer, typedArrayByteLength, typedArraySet,
+  SavedDOMException, SavedUint8Array, charCodeAt, decodeUtf8, encodeInto, jsonParse, now, reflectApply, stringIndexOf,
+  stringSlice, typedArrayBuffer, typedArrayByteLength, typedArraySet,
 } from './intrinsics.js';
 import { encodeJson } from './webidl.js';
 import { runDeviceCommands } from './webgpu.js';
@@ -183,7 +183,7 @@ export function pyResultText(method, args) {
 function replyText(text, method) {
   if (charCodeAt(text, 0) !== 0x40) return text;
   try {
-    const comma = text.indexOf(',');
+    const comma = stringIndexOf(text, ',');
     return decodeUtf8(heapView([+stringSlice(text, 1, comma), +stringSlice(text, comma + 1)]));
   } catch (e) {
     throw crossingFailed(method, e);

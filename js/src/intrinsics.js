@@ -12,6 +12,7 @@ export const isArray = Array.isArray;
 export const hasOwn = uncurryThis(Object.prototype.hasOwnProperty);
 export const charCodeAt = uncurryThis(String.prototype.charCodeAt);
 export const stringSlice = uncurryThis(String.prototype.slice);
+export const stringIndexOf = uncurryThis(String.prototype.indexOf);
 export const numberToString = uncurryThis(Number.prototype.toString);
 export const reflectOwnKeys = Reflect.ownKeys;
 export const reflectApply = Reflect.apply;
