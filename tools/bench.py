@@ -81,7 +81,10 @@ GPU_ENGINES = ("polyfill-gpu", "tfjs-webgpu")
 
 
 # The start-up table (issue 14): engine start vs TF.js wasm's backend-ready time.
-STARTUP_ENGINES = [("polyfill", "WebNN polyfill", "engine=polyfill"), ("tfjs-wasm", "TF.js wasm", "engine=tfjs&backend=wasm")]
+# TF.js single-threaded (threads=0), as in any page that is not cross-origin isolated: the bench
+# page is isolated, where TF.js would pick its threaded build, whose worker pool slows its start.
+STARTUP_ENGINES = [("polyfill", "WebNN polyfill", "engine=polyfill"),
+                   ("tfjs-wasm", "TF.js wasm, single-threaded", "engine=tfjs&backend=wasm&threads=0")]
 
 
 def log(*args):

@@ -15,10 +15,11 @@ copy the request's Accept-Encoding prefers (zstd, then brotli, then gzip), with
 Content-Encoding and `Vary: Accept-Encoding`; other text, script, JSON and wasm files
 (web/, TF.js and ONNX Runtime Web for the benchmarks) are compressed on the fly at the
 same levels, cached in memory and in .cache/precompressed/. Archives (zip, wheels, the
-gzipped snapshot) go as they are. Caching: files whose name carries a content hash
-(dist/webnn-engine-HASH.snapshot.gz) are immutable for a year; everything else is
-revalidated (`no-cache` with an ETag: a 304 costs a round trip, no bytes), since a new
-build changes the runtime files under the same names and the script refuses a stale copy.
+gzipped snapshot) go as they are. Caching: a URL that names one content is immutable for
+a year: a content hash in the file name (dist/webnn-engine-HASH.snapshot.gz), or a `?v=`
+query that is the start of the file's sha256 (the polyfill asks for every runtime file
+so); everything else is revalidated (`no-cache` with an ETag: a 304 costs a round trip, no
+bytes), since a new build changes files under the same names.
 
     python tools/serve.py [--port 8000] [--host 127.0.0.1]
 """
@@ -50,10 +51,28 @@ REVALIDATE = "no-cache"
 MIN_COMPRESS = 1024
 
 
-def cache_control(url_path: str) -> str:
-    """Cache-Control for a URL path: immutable when the name carries a content hash, else
-    revalidate (the entry script, and runtime files a new build changes under one name)."""
-    return IMMUTABLE if HASHED_NAME.search(url_path.rsplit("/", 1)[-1]) else REVALIDATE
+def cache_control(url: str, path: Path | None = None) -> str:
+    """Cache-Control for a request URL (of the file `path`): immutable when the URL names one
+    content: a content hash in the file name, or a `v=` query that is the start of the file's
+    sha256 (js/src/startup.js asks for each runtime file so); else revalidate (the entry
+    script, and runtime files a new build changes under one name)."""
+    parts = urllib.parse.urlsplit(url)
+    if HASHED_NAME.search(parts.path.rsplit("/", 1)[-1]):
+        return IMMUTABLE
+    version = urllib.parse.parse_qs(parts.query).get("v", [""])[0].lower()
+    if path is not None and len(version) >= 16:
+        st = path.stat()
+        if _sha256(str(path), st.st_mtime_ns, st.st_size).startswith(version):
+            return IMMUTABLE
+    return REVALIDATE
+
+
+@functools.lru_cache(maxsize=256)
+def _sha256(path: str, mtime_ns: int, size: int) -> str:
+    import hashlib
+
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 @functools.lru_cache(maxsize=64)
@@ -96,7 +115,7 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         self.send_header("Cross-Origin-Opener-Policy", "same-origin")
         self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
         self.send_header("Cross-Origin-Resource-Policy", "same-origin")
-        self.send_header("Cache-Control", cache_control(urllib.parse.urlsplit(self.path).path))
+        self.send_header("Cache-Control", getattr(self, "cache_header", None) or cache_control(self.path))
         super().end_headers()
 
     def representation(self, path: Path, ctype: str):
@@ -126,6 +145,7 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         if not path.is_file():
             return super().send_head()
         ctype = self.guess_type(str(path))
+        self.cache_header = cache_control(self.path, path)
         encoding, body, varies = self.representation(path, ctype)
         st = path.stat()
         etag = f'"{int(st.st_mtime_ns):x}-{st.st_size:x}{"-" + encoding if encoding else ""}"'

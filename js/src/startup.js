@@ -31,7 +31,8 @@ import { elideZeroPages, restoreZeroPages } from './snapshot_pages.js';
 import { jsonParse, savedWebAssembly } from './intrinsics.js';
 import { encodeJson } from './webidl.js';
 
-const SNAPSHOT_FORMAT = 3;  // bump when what a snapshot holds changes (3: zero pages elided)
+// bump when what a snapshot holds changes (3: zero pages elided; 4: its objects frozen)
+const SNAPSHOT_FORMAT = 4;
 const SNAPSHOT_MAGIC = 0x534e4e57;  // 'WNNS'
 const SNAPSHOT_CACHE = 'webnn-polyfill-engine';
 const SITE_PACKAGES = '/lib/python3.12/site-packages';
@@ -128,10 +129,19 @@ async function readAll(response, onChunk = null) {
   return out;
 }
 
+// A runtime file's URL names its content: the first 16 hex digits of the sha256
+// this script pins, in the query (?v=...). A static host ignores the query; a
+// server or CDN may cache such URLs for good (tools/serve.py: immutable), so a
+// returning visitor's start sends no request at all, not even to revalidate.
+function runtimeUrl(name) {
+  const entry = RUNTIME_MANIFEST.files[name];
+  return RUNTIME_BASE + name + (entry ? `?v=${entry.sha256.slice(0, 16)}` : '');
+}
+
 async function fetchResponse(name) {
   let response;
   try {
-    response = await savedFetch(RUNTIME_BASE + name, { credentials: 'same-origin' });
+    response = await savedFetch(runtimeUrl(name), { credentials: 'same-origin' });
   } catch (e) {
     throw new Error(`could not fetch ${RUNTIME_BASE + name}: ${e && e.message}`);
   }
@@ -189,7 +199,7 @@ async function diagnoseScript(name) {
 function loadScriptTag(name) {
   return new Promise((resolve, reject) => {
     const s = document.createElement('script');
-    const url = new URL(RUNTIME_BASE + name);
+    const url = new URL(runtimeUrl(name));
     s.src = url.href;
     s.integrity = sriFor(name);  // the browser refuses to run anything else
     if (url.origin !== globalThis.location.origin) s.crossOrigin = 'anonymous';
@@ -204,19 +214,23 @@ function loadScriptTag(name) {
 async function loadRuntimeScripts() {
   const scripts = [['pyodide.js', () => typeof globalThis.loadPyodide === 'function'],
     ['pyodide.asm.js', () => typeof globalThis._createPyodideModule === 'function']];
+  if (typeof document !== 'undefined') {
+    // Both tags at once: neither script needs the other to evaluate (one round trip, not two).
+    await Promise.all(scripts.filter(([, present]) => !present()).map(async ([name]) => {
+      await loadScriptTag(name);
+      reportProgress(null, RUNTIME_MANIFEST.files[name].size);
+    }));
+    return;
+  }
   for (const [name, present] of scripts) {
     if (present()) {
       if (IS_SERVICE_WORKER) await fetchVerified(name);  // imported at install (below): check it now
       continue;
     }
-    if (typeof document !== 'undefined') {
-      await loadScriptTag(name);
-    } else {
-      await fetchVerified(name);
-      if (IS_CLASSIC_WORKER) importScripts(RUNTIME_BASE + name);
-      else if (name === 'pyodide.js') globalThis.loadPyodide = (await import(RUNTIME_BASE + 'pyodide.mjs')).loadPyodide;
-      else await import(RUNTIME_BASE + name);
-    }
+    await fetchVerified(name);
+    if (IS_CLASSIC_WORKER) importScripts(runtimeUrl(name));
+    else if (name === 'pyodide.js') globalThis.loadPyodide = (await import(runtimeUrl('pyodide.mjs'))).loadPyodide;
+    else await import(runtimeUrl(name));
     reportProgress(null, RUNTIME_MANIFEST.files[name].size);
   }
 }
@@ -310,7 +324,7 @@ function parseSnapshot(bytes, verified = null, libraries = null) {
       if (digest !== meta.payloadSha256) throw new Error('snapshot corrupted (payload hash differs)');
     });
   }
-  verified.catch(() => {});
+  verified.then(() => markTime('snapshotVerified'), () => {});
   // The package files, in a buffer of their own (the file system keeps them).
   const files = filesOf(meta, payload.slice(0, memoryOffset));
   if (!meta.libs.every((lib) => files.has(lib.path))) throw new Error('snapshot lacks a library it lists');
@@ -391,7 +405,9 @@ async function findSnapshot(cache) {
       if (hit) {
         const bytes = new Uint8Array(await hit.arrayBuffer());
         markTime('snapshotRead');
-        return { source: 'cache', ...parseSnapshot(bytes) };
+        const parsed = parseSnapshot(bytes);
+        markTime('snapshotParsed');
+        return { source: 'cache', ...parsed };
       }
     } catch (e) {
       if (CONFIG.debug) console.warn('webnn-polyfill: stored engine snapshot unusable, not using it:', e);
@@ -478,6 +494,7 @@ export function prefetchRuntime() {
   PROGRESS.total = ['pyodide.js', 'pyodide.asm.js', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json']
     .reduce((n, name) => n + files[name].size, 0);
   reportProgress('fetch');
+  blobUrlsFetchable();
   const quiet = (p) => { p.catch(() => {}); return p; };
   const snapshot = quiet(openSnapshotCache().then(async (cache) => ({ cache, found: await findSnapshot(cache) })));
   let wheels = null;
@@ -571,18 +588,33 @@ async function loadPyodideWith(options, { wasmModule, beforeRestore, afterRestor
 // A URL for Pyodide to fetch a file we already fetched and verified: a blob:
 // URL of those very bytes, else (service workers have no blob URLs; a CSP
 // connect-src may refuse them) the file's own URL, which the HTTP cache then
-// serves from the fetch that was verified.
-async function verifiedUrl(name, bytes, type) {
-  if (typeof URL.createObjectURL !== 'function') return RUNTIME_BASE + name;
-  const url = URL.createObjectURL(new Blob([bytes], { type }));
-  try {
-    const probe = await savedFetch(url);
-    if (probe.body) await probe.body.cancel();
-    return url;
-  } catch (e) {
-    URL.revokeObjectURL(url);
-    return RUNTIME_BASE + name;
+// serves from the fetch that was verified. Whether this page may fetch blob:
+// URLs is probed once, with an empty blob, while the runtime downloads (not
+// after it: that cost a start two fetches on its critical path).
+let BLOB_URLS_FETCHABLE = null;
+
+function blobUrlsFetchable() {
+  if (!BLOB_URLS_FETCHABLE) {
+    BLOB_URLS_FETCHABLE = (async () => {
+      if (typeof URL.createObjectURL !== 'function') return false;
+      const url = URL.createObjectURL(new Blob([]));
+      try {
+        const probe = await savedFetch(url);
+        if (probe.body) await probe.body.cancel();
+        return true;
+      } catch (e) {
+        return false;
+      } finally {
+        URL.revokeObjectURL(url);
+      }
+    })();
   }
+  return BLOB_URLS_FETCHABLE;
+}
+
+async function verifiedUrl(name, bytes, type) {
+  if (!(await blobUrlsFetchable())) return runtimeUrl(name);
+  return URL.createObjectURL(new Blob([bytes], { type }));
 }
 
 async function runtimeParts(fetches) {
@@ -590,6 +622,7 @@ async function runtimeParts(fetches) {
   markTime('runtimeFetched');
   const [stdLibURL, lockFileURL] = await Promise.all([verifiedUrl('python_stdlib.zip', stdlib, 'application/zip'),
     verifiedUrl('pyodide-lock.json', lock, 'application/json')]);
+  markTime('blobUrls');
   return {
     wasm,
     options: { indexURL: RUNTIME_BASE, fullStdLib: false, stdLibURL, lockFileURL },
@@ -711,6 +744,9 @@ names`);
   const tableStart = Module.wasmTable.length;
   const libs = await loadSideModules(Module, names.filter((n) => n.endsWith('.so')).sort());
   reportProgress('import');
+  // Frozen out of the collector's generations (gc.freeze) before the snapshot: a start that
+  // restores it then finds them frozen already, and bridge.freeze_startup_objects() (engine.js)
+  // no longer traverses the ~33 000 start-up objects in a full collection on every later visit.
   pyodide.runPython(`import importlib, gc
 for name in ${encodeJson(ENGINE_MODULES)}:
     importlib.import_module(name)
@@ -719,7 +755,8 @@ for name in ${encodeJson(WARM_MODULES)}:
         importlib.import_module(name)
     except ImportError:
         pass
-gc.collect()`);
+gc.collect()
+gc.freeze()`);
   let snapshot = null;
   if (makeSnapshot) {
     reportProgress('snapshot');

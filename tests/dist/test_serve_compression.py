@@ -130,6 +130,17 @@ def test_cache_headers(site):
         assert get(site, path)[1]["cache-control"] == "no-cache", path
 
 
+def test_a_url_naming_the_content_is_immutable(site):
+    """js/src/startup.js asks for runtime files as NAME?v=<first 16 hex of their sha256>."""
+    import hashlib
+
+    digest = hashlib.sha256((site["dist"] / "runtime.wasm").read_bytes()).hexdigest()
+    assert "immutable" in get(site, f"/dist/runtime.wasm?v={digest[:16]}")[1]["cache-control"]
+    wrong = ("0" if digest[0] != "0" else "1") + digest[1:16]
+    assert get(site, f"/dist/runtime.wasm?v={wrong}")[1]["cache-control"] == "no-cache"
+    assert get(site, "/dist/runtime.wasm?v=abc")[1]["cache-control"] == "no-cache"
+
+
 def test_revalidation(site):
     _, first, _ = get(site, "/dist/webnn-polyfill.js", {"Accept-Encoding": CHROMIUM})
     _, other, _ = get(site, "/dist/webnn-polyfill.js", {"Accept-Encoding": "gzip"})
