@@ -26,7 +26,7 @@
 
 import { CORE_WHEEL, POLYFILL_VERSION, PYODIDE_VERSION, RUNTIME_MANIFEST } from './build_info.js';
 import { CONFIG, ENGINE_STATS, IS_CLASSIC_WORKER, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.js';
-import { elideZeroPages, restoreZeroPages } from './snapshot_pages.js';
+import { checkZeroPages, elideZeroPages, restoreZeroPages } from './snapshot_pages.js';
 // The page may have replaced JSON (or added toJSON to prototypes): never use its.
 import { jsonParse, savedWebAssembly } from './intrinsics.js';
 import { encodeJson } from './webidl.js';
@@ -330,11 +330,13 @@ function parseSnapshot(bytes, verified = null, libraries = null) {
   if (!meta.libs.every((lib) => files.has(lib.path))) throw new Error('snapshot lacks a library it lists');
   // Compiled now, while the rest of the runtime loads.
   libraries = libraries || compileLibraries(meta, files);
-  // Pyodide's memory snapshot again, in a fresh (so zeroed) buffer of its full
-  // length: its restore copies every byte of it into memory, the zero pages
-  // too, so what the runtime wrote there before the restore does not survive.
+  // Pyodide's memory snapshot: its kept pages and where the zero pages go. A
+  // restore writes it straight into Pyodide's memory (startFromSnapshot), the
+  // zero pages too, so what the runtime wrote there before does not survive.
   const { length, zeroRuns } = meta.memoryPages;
-  const memory = restoreZeroPages(payload.subarray(memoryOffset, memoryOffset + memoryLength), zeroRuns, length);
+  const kept = payload.subarray(memoryOffset, memoryOffset + memoryLength);
+  checkZeroPages(kept.length, zeroRuns, length);
+  const memory = { kept, zeroRuns, length };
   return { meta, files, libraries, verified, memory };
 }
 
@@ -552,7 +554,7 @@ function exportsAsInTable(instance, table) {
 // runs right after Pyodide copies a snapshot into memory (before any Python).
 // Pyodide offers no option for either, so its module factory (a global that
 // pyodide.asm.js, loaded by us, defined) is wrapped for this one call.
-async function loadPyodideWith(options, { wasmModule, beforeRestore, afterRestore }) {
+async function loadPyodideWith(options, { wasmModule, beforeRestore, afterRestore, image }) {
   const factory = globalThis._createPyodideModule;
   if (typeof factory !== 'function') throw new Error('pyodide.asm.js did not load');
   globalThis._createPyodideModule = async (settings) => {
@@ -571,7 +573,10 @@ async function loadPyodideWith(options, { wasmModule, beforeRestore, afterRestor
       const API = settings.API;
       const restore = API.restoreSnapshot;
       API.restoreSnapshot = (bytes) => {
-        const result = restore(bytes);
+        // With `image`: Pyodide reads only its header (checks and metadata); the
+        // image goes into memory from its kept pages (no image-sized copy between).
+        const result = restore(image ? image.header : bytes);
+        if (image) image.write(Module.HEAP8);
         afterRestore(Module);
         return result;
       };
@@ -781,7 +786,21 @@ async function startFromSnapshot(parts, found) {
   const { meta, files, libraries, verified, memory } = found;
   let modules = null;
   reportProgress('restore');
-  const pyodide = await loadPyodideWith({ ...parts.options, _loadSnapshot: memory }, {
+  // Pyodide's snapshot is [its header: magic, the image's offset, ...][the memory
+  // image]. Pyodide sizes its memory by the snapshot's length: it gets a zeroed
+  // stand-in of that length (never written, so it costs no memory), then at the
+  // restore only the header, and the image is written into its memory from the
+  // kept pages.
+  const { kept, zeroRuns, length } = memory;
+  const head = restoreZeroPages(kept, zeroRuns, length, { to: Math.min(16, length) });
+  const imageStart = head.length >= 8 ? new DataView(head.buffer).getUint32(4, true) : length + 1;
+  if (imageStart > length) throw new Error('snapshot memory image has no header');
+  const image = {
+    header: restoreZeroPages(kept, zeroRuns, length, { to: Math.min(length, Math.ceil(imageStart / 4) * 4) }),
+    write: (heap) => restoreZeroPages(kept, zeroRuns, length, { into: heap, from: imageStart }),
+  };
+  const pyodide = await loadPyodideWith({ ...parts.options, _loadSnapshot: new Uint8Array(length) }, {
+    image,
     wasmModule: parts.wasm,
     beforeRestore: async () => {
       await verified;  // nothing of the snapshot runs before its bytes are known good
