@@ -132,10 +132,15 @@ async function readAll(response, onChunk = null) {
 // A runtime file's URL names its content: the first 16 hex digits of the sha256
 // this script pins, in the query (?v=...). A static host ignores the query; a
 // server or CDN may cache such URLs for good (tools/serve.py: immutable), so a
-// returning visitor's start sends no request at all, not even to revalidate.
+// returning visitor's start sends no request for them, not even to revalidate.
+// Not pyodide.asm.wasm: loadPyodide() itself starts a fetch of
+// `${indexURL}pyodide.asm.wasm` (unused: we instantiate our verified module),
+// which must find that very URL in the HTTP cache, or a start downloads 2.4 MB twice.
+const PLAIN_URLS = ['pyodide.asm.wasm'];
+
 function runtimeUrl(name) {
   const entry = RUNTIME_MANIFEST.files[name];
-  return RUNTIME_BASE + name + (entry ? `?v=${entry.sha256.slice(0, 16)}` : '');
+  return RUNTIME_BASE + name + (entry && !PLAIN_URLS.includes(name) ? `?v=${entry.sha256.slice(0, 16)}` : '');
 }
 
 async function fetchResponse(name) {

@@ -23,19 +23,26 @@ def first_visit_list():
 def visit(browser, base, config=None):
     """A new profile's start of the polyfill on web/bench/start.html: (result, {file: Content-Encoding})."""
     context = browser.new_context()
-    fetched = {}
+    fetched, responses = {}, []
 
     def seen(response):
         path = urllib.parse.urlsplit(response.url).path
         if path.startswith("/dist/"):
             fetched[path[len("/dist/"):]] = response.headers.get("content-encoding")
+            responses.append((path[len("/dist/"):], response))
 
     context.on("response", seen)
     try:
         page = context.new_page()
         page.goto(f"{base}/bench/start.html?engine=polyfill&config=" + urllib.parse.quote(json.dumps(config or {})))
         page.wait_for_function("window.startResult", timeout=300_000)
-        return page.evaluate("window.startResult"), fetched
+        result = page.evaluate("window.startResult")
+        # Bodies that came over the network, per file (a revalidation or a cache hit: ~0).
+        bodies = {}
+        for name, response in responses:
+            bodies.setdefault(name, []).append(response.request.sizes()["responseBodySize"])
+        result["bodies"] = bodies
+        return result, fetched
     finally:
         context.close()
 
@@ -56,6 +63,10 @@ def test_a_first_visit_fetches_the_listed_files(browser, server):
     # Served as Chromium prefers them: zstd, precompressed (tools/precompress.py).
     assert fetched["pyodide.asm.wasm"] == "zstd" and fetched["pyodide.asm.js"] == "zstd", fetched
     assert fetched["python_stdlib.zip"] is None
+    # Each file's bytes come over once (loadPyodide's own fetch of pyodide.asm.wasm must find
+    # the one the polyfill made in the HTTP cache: js/src/startup.js runtimeUrl).
+    twice = {name: sizes for name, sizes in result["bodies"].items() if sum(1 for n in sizes if n > 1000) > 1}
+    assert not twice, twice
     if result.get("snapshot") is not None:
         assert result["snapshot"] in ("built", "created"), result
 
