@@ -13,8 +13,9 @@ Compression as a CDN does it (tools/precompress.py): a file with precompressed
 copies beside it (dist/NAME.zst, .br, .gz, written by tools/build.py) is sent as the
 copy the request's Accept-Encoding prefers (zstd, then brotli, then gzip), with
 Content-Encoding and `Vary: Accept-Encoding`; other text, script, JSON and wasm files
-(web/, TF.js and ONNX Runtime Web for the benchmarks) are compressed on the fly at the
-same levels, cached in memory and in .cache/precompressed/. Archives (zip, wheels, the
+(web/, TF.js and ONNX Runtime Web for the benchmarks) are compressed on the fly: at a
+fast level at first, at the build's levels once those are made (in the background, cached
+in .cache/precompressed/, as a CDN's cache fills). Archives (zip, wheels, the
 gzipped snapshot) go as they are. Caching: a URL that names one content is immutable for
 a year: a content hash in the file name (dist/webnn-engine-HASH.snapshot.gz), or a `?v=`
 query that is the start of the file's sha256 (the polyfill asks for every runtime file
@@ -76,8 +77,33 @@ def _sha256(path: str, mtime_ns: int, size: int) -> str:
 
 
 @functools.lru_cache(maxsize=64)
+def _best(path: str, mtime: float, size: int, encoding: str) -> bytes | None:
+    return precompress.cached(Path(path).read_bytes(), encoding)
+
+
+_COMPRESSING: set = set()
+_COMPRESSING_LOCK = threading.Lock()
+
+
 def _compressed(path: str, mtime: float, size: int, encoding: str) -> bytes:
-    return precompress.compressed_cached(Path(path).read_bytes(), encoding)
+    """A file without precompressed copies, compressed as a CDN does: at the build's levels
+    once that result is in .cache/precompressed/ (made in the background after the first
+    request, as a CDN's cache fills), until then at a fast level (no request waits on
+    brotli -11 of a 10 MB wasm)."""
+    best = _best(path, mtime, size, encoding)
+    if best is not None:
+        return best
+    data = Path(path).read_bytes()
+    key = (path, mtime, size, encoding)
+    with _COMPRESSING_LOCK:
+        start = key not in _COMPRESSING
+        _COMPRESSING.add(key)
+    if start:
+        def fill():
+            precompress.compressed_cached(data, encoding)
+            _best.cache_clear()
+        threading.Thread(target=fill, daemon=True).start()
+    return precompress.compress(data, encoding, fast=True)
 
 
 def default_mounts() -> dict:
