@@ -743,12 +743,12 @@ function writeSiteFiles(FS, members) {
 function fetchRuntimeFileSync(name, forModule) {
   if (!SavedXHR) throw new Error('no synchronous fetch in this scope (a service worker?)');
   const xhr = new SavedXHR();
-  xhr.open('GET', RUNTIME_BASE + name, false);
+  xhr.open('GET', runtimeUrl(name), false);
   const binary = typeof document === 'undefined';  // a window's synchronous requests cannot ask for bytes
   if (binary) xhr.responseType = 'arraybuffer';
   else xhr.overrideMimeType('text/plain; charset=x-user-defined');
   xhr.send();
-  if (xhr.status !== 200) throw new Error(`could not fetch ${RUNTIME_BASE + name}: HTTP ${xhr.status}`);
+  if (xhr.status !== 200) throw new Error(`could not fetch ${runtimeUrl(name)}: HTTP ${xhr.status}`);
   (ENGINE_STATS.onDemand = ENGINE_STATS.onDemand || []).push(`${name} (${forModule})`);
   if (binary) return new Uint8Array(xhr.response);
   const text = xhr.responseText;

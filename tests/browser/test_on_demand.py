@@ -99,7 +99,7 @@ json.dumps(errors)
 """
     context = browser.new_context()
     try:
-        context.route("**/python_stdlib.zip", lambda route: route.fulfill(status=404, body="gone"))
+        context.route("**/python_stdlib.zip*", lambda route: route.fulfill(status=404, body="gone"))
         result = run_python(context, server, code, {"snapshot": False})
     finally:
         context.close()
@@ -114,7 +114,7 @@ def test_a_tampered_numpy_wheel_is_refused_naming_the_module(browser, server):
     data[len(data) // 2] ^= 1
     context = browser.new_context()
     try:
-        context.route(f"**/{wheel.name}", lambda route: route.fulfill(status=200, body=bytes(data)))
+        context.route(f"**/{wheel.name}*", lambda route: route.fulfill(status=200, body=bytes(data)))
         result = run_python(context, server, "import numpy.fft", {"snapshot": False})
     finally:
         context.close()
