@@ -762,10 +762,10 @@ const ON_DEMAND_SOURCES = encodeJson((START.onDemand || []).map((source) => ({ .
 
 // `on`: connect the finder (installing it first when asked), else disconnect it
 // (a snapshot may hold no reference to a JS object).
-function onDemand(pyodide, on, install = false) {
+function onDemand(pyodide, on, installFirst = false) {
   const mod = pyodide.pyimport('webnn_core.ondemand');
   try {
-    if (install) mod.install(SITE_PACKAGES);
+    if (installFirst) mod.install(SITE_PACKAGES);
     if (on) mod.connect(fetchRuntimeFileSync, ON_DEMAND_SOURCES);
     else mod.connect(null);
   } finally {
