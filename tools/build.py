@@ -33,6 +33,7 @@ import engine_snapshot  # noqa: E402
 import idl_schema  # noqa: E402
 import precompress  # noqa: E402
 import runtime  # noqa: E402
+import start_archives  # noqa: E402
 import train_digits  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -113,12 +114,19 @@ def first_visit(manifest: dict, wheel: str) -> list:
     them (the SIMD kernels, by what the browser supports; the report counts the largest; the
     threads build only in cross-origin isolated pages, counted too)."""
     files = manifest["files"]
-    out = [name for name in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
-           if name in files]
-    if manifest.get("snapshot"):
-        out.append(manifest["snapshot"]["file"])  # restored: the wheels are not fetched
+    start = manifest.get("start")
+    if start:  # the first-visit archives (tools/start_archives.py); the full stdlib / numpy on demand
+        out = [name for name in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", start["stdlib"],
+                                 "pyodide-lock.json", start["site"]) if name in files]
+        # The build-time snapshot only where it pays (js/src/startup.js buildSnapshotPays):
+        # not on a first visit over a real network (10 Mbit/s), which this list counts.
     else:
-        out += [name for name in (manifest.get("numpyWheel"), wheel) if name in files]
+        out = [name for name in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip",
+                                 "pyodide-lock.json") if name in files]
+        if manifest.get("snapshot"):
+            out.append(manifest["snapshot"]["file"])  # restored: the wheels are not fetched
+        else:
+            out += [name for name in (manifest.get("numpyWheel"), wheel) if name in files]
     # The SIMD kernels (js/src/simd.js): the relaxed-SIMD build where the browser has it, else
     # the simd128 one; and in a cross-origin isolated page also the kernel pool's threads build.
     for group in (["webnn-kernels-relaxed.wasm", "webnn-kernels.wasm"],
@@ -159,6 +167,24 @@ def size_report(rows: list) -> str:
     for row in [*rows, ("total", *(sum(r[i] for r in rows) for i in (1, 2, 3, 4)))]:
         lines.append(f"  {row[0]:<58} " + " ".join(f"{n:>11,}" for n in row[1:]))
     return "\n".join(lines)
+
+
+def add_start_archives(manifest: dict, runtime_dir: Path, wheel: str) -> None:
+    """The first-visit archives (tools/start_archives.py) into dist/ and the manifest:
+    `start` names them, the compiled modules a start loads, and which module names
+    the full stdlib / numpy wheel provide on demand (py/webnn_core/ondemand.py)."""
+    numpy = manifest["numpyWheel"]
+    needed = [runtime_dir / "python_stdlib.zip", runtime_dir / (numpy or "-"), DIST / wheel]
+    if not all(p.is_file() for p in needed):
+        return
+    info = start_archives.build(DIST, *needed, sorted(runtime_dir.glob("lark-*.whl")))
+    for name in (info["stdlib"], info["site"]):
+        manifest["files"][name] = file_entry(DIST / name)
+    manifest["start"] = {
+        "stdlib": info["stdlib"], "site": info["site"], "libraries": info["libraries"],
+        "onDemand": [{"file": "python_stdlib.zip", "into": "stdlib", "modules": info["stdlibOnDemand"]},
+                     {"file": numpy, "into": "site", "modules": info["numpyOnDemand"]}],
+    }
 
 
 def bundle(entry: str, out: Path, fmt: str, es_module: bool, wheel: str, manifest: dict) -> None:
@@ -223,6 +249,8 @@ def build(with_runtime: bool = True, with_snapshot: bool = True, idl: str | None
     build_kernels.build()
     src = runtime.assemble() if with_runtime else runtime.DEFAULT_DEST
     manifest = runtime_manifest(src, wheel)
+    add_start_archives(manifest, src, wheel)
+    manifest["firstVisit"] = first_visit(manifest, wheel)
 
     def bundles():
         for name, (entry, fmt, es_module) in BUNDLES.items():

@@ -6,7 +6,7 @@ in Chromium restores in Firefox and WebKit too: js/src/startup.js lays out the
 function table alike in every engine (exportsAsInTable), and a restore checks it.
 
 Kept in .cache/snapshots/ under the key of everything it depends on (snapshot
-format, polyfill version, Pyodide build, stdlib, numpy and core wheels): a
+format, polyfill version, Pyodide build, the first-visit stdlib and site-packages archives): a
 rebuild with the same inputs reuses it. Without Chromium/Playwright the build
 goes on without one (the polyfill then starts normally).
 
@@ -39,8 +39,9 @@ def key(manifest: dict, polyfill_version: str, pyodide_version: str, core_wheel:
     """The same key as snapshotKey() in js/src/startup.js."""
     files = manifest["files"]
     part = lambda name: files[name]["sha256"][:16]  # noqa: E731
+    start = manifest["start"]
     return "-".join([f"f{snapshot_format()}", polyfill_version, pyodide_version, part("pyodide.asm.wasm"),
-                     part("pyodide.asm.js"), part("python_stdlib.zip"), part(manifest["numpyWheel"]), part(core_wheel)])
+                     part("pyodide.asm.js"), part(start["stdlib"]), part(start["site"])])
 
 
 def export_in_chromium(dist: Path) -> bytes:

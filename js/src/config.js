@@ -15,8 +15,9 @@ export const CONFIG = Object.assign(
     // groups of >= 16 output channels, else direct), 'tiled' or 'direct' (benchmarks).
     webgpuConv2d: 'auto',
     // startup.js: engine snapshots (Cache Storage; buildSnapshot: the one served
-    // beside the runtime), fetching the runtime at script load, progress callback.
-    snapshot: true, buildSnapshot: true, prefetch: true, onProgress: null },
+    // beside the runtime: 'auto' fetches it where the connection makes it pay,
+    // true always, false never), fetching the runtime at script load, progress callback.
+    snapshot: true, buildSnapshot: 'auto', prefetch: true, onProgress: null },
   globalThis.WEBNN_POLYFILL_CONFIG || {});
 
 // Where this script was loaded from: the runtime files sit beside it by default.

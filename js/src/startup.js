@@ -24,15 +24,17 @@
 // re-registers it with the dynamic linker; the function-table length is
 // checked after each, and any difference falls back to a normal start.
 
-import { CORE_WHEEL, POLYFILL_VERSION, PYODIDE_VERSION, RUNTIME_MANIFEST } from './build_info.js';
+import { POLYFILL_VERSION, PYODIDE_VERSION, RUNTIME_MANIFEST } from './build_info.js';
 import { CONFIG, ENGINE_STATS, IS_CLASSIC_WORKER, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.js';
 import { checkZeroPages, elideZeroPages, restoreZeroPages } from './snapshot_pages.js';
+import { storedZipMembers } from './stored_zip.js';
 // The page may have replaced JSON (or added toJSON to prototypes): never use its.
 import { jsonParse, savedWebAssembly } from './intrinsics.js';
 import { encodeJson } from './webidl.js';
 
-// bump when what a snapshot holds changes (3: zero pages elided; 4: its objects frozen)
-const SNAPSHOT_FORMAT = 4;
+// bump when what a snapshot holds changes (3: zero pages elided; 4: its objects
+// frozen; 5: no package files: they come from the site-packages archive)
+const SNAPSHOT_FORMAT = 5;
 const SNAPSHOT_MAGIC = 0x534e4e57;  // 'WNNS'
 const SNAPSHOT_CACHE = 'webnn-polyfill-engine';
 const SITE_PACKAGES = '/lib/python3.12/site-packages';
@@ -48,6 +50,10 @@ export function wasmCompileAllowed() {
   return WA.instantiate.call(WebAssembly, EMPTY_WASM_MODULE).then(() => true, () => false);
 }
 const SUBTLE = globalThis.crypto && globalThis.crypto.subtle;
+const SavedXHR = typeof XMLHttpRequest === 'function' ? XMLHttpRequest : null;
+// The first-visit archives (tools/start_archives.py): the stdlib modules and the
+// site-packages files (numpy's and the core's) a start needs; the rest on demand.
+const START = RUNTIME_MANIFEST.start || { libraries: [], onDemand: [] };  // none: a build without the runtime
 const savedFetch = globalThis.fetch.bind(globalThis);
 const UTF8 = { encoder: new TextEncoder(), decoder: new TextDecoder() };
 
@@ -242,15 +248,15 @@ async function loadRuntimeScripts() {
 
 // ---------------------------------------------------------------- snapshot blobs
 // [magic u32][metaLength u32][meta JSON][pad to 16][payload]; meta.payloadSha256
-// covers the payload: the unpacked package files, then Pyodide's memory
-// snapshot without its zero pages (meta.memoryPages: its length and the zero
+// covers the payload: Pyodide's memory snapshot without its zero pages (the
+// package files come from the site-packages archive, fetched on every start) (meta.memoryPages: its length and the zero
 // pages' runs, snapshot_pages.js).
 
 function snapshotKey() {
   const f = RUNTIME_MANIFEST.files;
   const part = (name) => f[name].sha256.slice(0, 16);
   return [`f${SNAPSHOT_FORMAT}`, POLYFILL_VERSION, PYODIDE_VERSION, part('pyodide.asm.wasm'), part('pyodide.asm.js'),
-    part('python_stdlib.zip'), part(RUNTIME_MANIFEST.numpyWheel), part(CORE_WHEEL)].join('-');
+    part(START.stdlib), part(START.site)].join('-');
 }
 
 function packSnapshot(meta, files, memory) {
@@ -299,25 +305,11 @@ function snapshotHead(bytes) {
   return { meta, payloadStart: Math.ceil((8 + metaLength) / 16) * 16 };
 }
 
-// numpy's side modules, compiled (not run: a restore instantiates them only once
-// the snapshot's bytes are known good).
-function compileLibraries(meta, files) {
-  if (!meta.libs.every((lib) => files.has(lib.path))) throw new Error('snapshot lacks a library it lists');
-  const libraries = Promise.all(meta.libs.map((lib) => WA.compile.call(WebAssembly, files.get(lib.path))));
-  libraries.catch(() => {});
-  return libraries;
-}
-
-function filesOf(meta, filesBytes) {
-  return new Map(meta.files.map(([path, offset, size]) => [path, filesBytes.subarray(offset, offset + size)]));
-}
-
-// Parses a stored snapshot and starts compiling its libraries (unless given
-// them, compiled from these bytes already); throws on anything unexpected.
-// `verified` settles when its bytes are known good: the payload's sha256
-// (computed meanwhile), or the integrity check of the file it came from. A
-// restore awaits it before any of those bytes run.
-function parseSnapshot(bytes, verified = null, libraries = null) {
+// Parses a stored snapshot; throws on anything unexpected. `verified` settles
+// when its bytes are known good: the payload's sha256 (computed meanwhile), or
+// the integrity check of the file it came from. A restore awaits it before any
+// of those bytes run.
+function parseSnapshot(bytes, verified = null) {
   const head = snapshotHead(bytes);
   if (!head) throw new Error('snapshot truncated');
   const { meta } = head;
@@ -330,11 +322,6 @@ function parseSnapshot(bytes, verified = null, libraries = null) {
     });
   }
   verified.then(() => markTime('snapshotVerified'), () => {});
-  // The package files, in a buffer of their own (the file system keeps them).
-  const files = filesOf(meta, payload.slice(0, memoryOffset));
-  if (!meta.libs.every((lib) => files.has(lib.path))) throw new Error('snapshot lacks a library it lists');
-  // Compiled now, while the rest of the runtime loads.
-  libraries = libraries || compileLibraries(meta, files);
   // Pyodide's memory snapshot: its kept pages and where the zero pages go. A
   // restore writes it straight into Pyodide's memory (startFromSnapshot), the
   // zero pages too, so what the runtime wrote there before does not survive.
@@ -342,26 +329,16 @@ function parseSnapshot(bytes, verified = null, libraries = null) {
   const kept = payload.subarray(memoryOffset, memoryOffset + memoryLength);
   checkZeroPages(kept.length, zeroRuns, length);
   const memory = { kept, zeroRuns, length };
-  return { meta, files, libraries, verified, memory };
+  return { meta, verified, memory };
 }
 
 // The build-time snapshot inflated while it downloads, into one buffer of its
-// recorded raw size. The libraries start compiling as soon as the package files
-// are out (they precede the memory image): most of the inflating still to come
-// then overlaps their compilation. write() each gzip chunk, then close().
+// recorded raw size. write() each gzip chunk, then close().
 function inflating(rawSize) {
   const raw = new Uint8Array(rawSize);
   let received = 0;
-  let head = null;
-  let libraries = null;
   const inflate = new DecompressionStream('gzip');
   const writer = inflate.writable.getWriter();
-  const compileEarly = () => {
-    head = head || snapshotHead(raw.subarray(0, received));
-    if (!head) return;
-    const filesEnd = head.payloadStart + head.meta.memory[0];
-    if (received >= filesEnd) libraries = compileLibraries(head.meta, filesOf(head.meta, raw.subarray(head.payloadStart, filesEnd)));
-  };
   const reader = inflate.readable.getReader();
   const done = (async () => {
     for (;;) {
@@ -370,14 +347,6 @@ function inflating(rawSize) {
       if (received + value.length > raw.length) throw new Error('snapshot larger than its recorded size');
       raw.set(value, received);
       received += value.length;
-      if (!libraries) {
-        try {
-          compileEarly();
-        } catch (e) {
-          libraries = Promise.reject(e);  // parseSnapshot says what is wrong, at the end
-          libraries.catch(() => {});
-        }
-      }
     }
     if (received !== raw.length) throw new Error('snapshot truncated');
     return raw;
@@ -388,7 +357,7 @@ function inflating(rawSize) {
     write: (chunk) => quietly(writer.write(chunk)),
     close: () => quietly(writer.close()),
     abort: (e) => quietly(writer.abort(e)),
-    done: async () => ({ bytes: await done, libraries }),
+    done: () => done,
   };
 }
 
@@ -423,7 +392,7 @@ async function findSnapshot(cache) {
   }
   const built = RUNTIME_MANIFEST.snapshot;
   if (CONFIG.snapshot && CONFIG.buildSnapshot !== false && built && built.key === snapshotKey()
-      && typeof DecompressionStream === 'function') {
+      && typeof DecompressionStream === 'function' && (CONFIG.buildSnapshot === true || await buildSnapshotPays(built))) {
     PROGRESS.total += RUNTIME_MANIFEST.files[built.file].size;
     let inflater;  // decided by the first chunk: gzip, or decoded already
     let got;
@@ -453,21 +422,46 @@ async function findSnapshot(cache) {
     integrity.catch(() => {});
     try {
       let bytes = got;
-      let libraries = null;
       if (inflater) {
-        ({ bytes, libraries } = await inflater.done());
+        bytes = await inflater.done();
       } else if (gzipped) {
         const stream = new Blob([got]).stream().pipeThrough(new DecompressionStream('gzip'));
         bytes = new Uint8Array(await new Response(stream).arrayBuffer());
       }
       markTime('snapshotRead');
-      return { source: 'build', bytes, ...parseSnapshot(bytes, integrity, libraries) };
+      return { source: 'build', bytes, ...parseSnapshot(bytes, integrity) };
     } catch (e) {
       await integrity;
       if (CONFIG.debug) console.warn('webnn-polyfill: built engine snapshot unusable, starting normally:', e);
     }
   }
   return null;
+}
+
+// Whether fetching the build-time snapshot saves time on this connection: it
+// spares Python's initialisation and numpy's import (about SNAPSHOT_SAVES_MS of
+// CPU) and costs its bytes. Decided once the runtime's first SNAPSHOT_PROBE_BYTES
+// (decoded) are in, by the rate they came at since the fetches began: the snapshot's raw size at that
+// rate (its compression is like theirs) against what it saves. Localhost and
+// fast links fetch it; at 10 Mbit/s it would cost seconds to save one.
+const SNAPSHOT_SAVES_MS = 1500;  // cold start 2.35 s without it, 0.87 s with it (issue 34, a quiet machine)
+const SNAPSHOT_PROBE_BYTES = 4e6;
+
+function buildSnapshotPays(built) {
+  return new Promise((resolve) => {
+    const decide = () => {
+      if (PROGRESS.loaded < SNAPSHOT_PROBE_BYTES) return false;
+      const ms = Math.max(1, performance.now() - SCRIPT_RAN_AT - (PHASE_TIMES.fetch || 0));
+      const rate = PROGRESS.loaded / ms;  // decoded bytes per ms
+      const costMs = Math.round(built.rawSize / rate);
+      ENGINE_STATS.buildSnapshotChoice = { probeBytes: PROGRESS.loaded, probeMs: Math.round(ms), costMs,
+        savesMs: SNAPSHOT_SAVES_MS, fetched: costMs < SNAPSHOT_SAVES_MS };
+      PROGRESS_EVENTS.removeEventListener('progress', decide);
+      resolve(costMs < SNAPSHOT_SAVES_MS);
+      return true;
+    };
+    if (!decide()) PROGRESS_EVENTS.addEventListener('progress', decide);
+  });
 }
 
 async function storeSnapshot(cache, bytes) {
@@ -498,27 +492,27 @@ export function forgetPrefetch() {
 export function prefetchRuntime() {
   if (PREFETCH) return PREFETCH;
   const files = RUNTIME_MANIFEST.files;
-  PROGRESS.total = ['pyodide.js', 'pyodide.asm.js', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json']
+  PROGRESS.total = ['pyodide.js', 'pyodide.asm.js', 'pyodide.asm.wasm', START.stdlib, START.site, 'pyodide-lock.json']
     .reduce((n, name) => n + files[name].size, 0);
   reportProgress('fetch');
   blobUrlsFetchable();
   const quiet = (p) => { p.catch(() => {}); return p; };
   const snapshot = quiet(openSnapshotCache().then(async (cache) => ({ cache, found: await findSnapshot(cache) })));
-  let wheels = null;
+  const site = quiet(fetchVerified(START.site).then(storedZipMembers));
   PREFETCH = {
     scripts: quiet(loadRuntimeScripts()),
     wasm: quiet(fetchWasmModule('pyodide.asm.wasm')),
-    stdlib: quiet(fetchVerified('python_stdlib.zip')),
+    stdlib: quiet(fetchVerified(START.stdlib)),
     lock: quiet(fetchVerified('pyodide-lock.json')),
     snapshot,
-    // The wheels only when there is no snapshot to restore.
-    wheels: () => wheels || (wheels = quiet(Promise.all([fetchVerified(RUNTIME_MANIFEST.numpyWheel), fetchVerified(CORE_WHEEL)]))),
+    // site-packages' files (path under it -> bytes), and numpy's compiled
+    // modules compiled as soon as they are in (path -> WebAssembly.Module).
+    site,
+    libraries: quiet(site.then((members) => Promise.all(START.libraries.map(async (path) => {
+      if (!members.has(path)) throw new Error(`${START.site} lacks ${path}`);
+      return [`${SITE_PACKAGES}/${path}`, await WA.compile.call(WebAssembly, members.get(path))];
+    })).then((pairs) => new Map(pairs)))),
   };
-  snapshot.then(({ found }) => {
-    if (found) return;
-    PROGRESS.total += files[RUNTIME_MANIFEST.numpyWheel].size + files[CORE_WHEEL].size;
-    PREFETCH.wheels();
-  }, () => {});
   for (const start of PREFETCH_ALSO) start();
   return PREFETCH;
 }
@@ -630,7 +624,7 @@ async function verifiedUrl(name, bytes, type) {
 async function runtimeParts(fetches) {
   const [wasm, stdlib, lock] = await Promise.all([fetches.wasm, fetches.stdlib, fetches.lock]);
   markTime('runtimeFetched');
-  const [stdLibURL, lockFileURL] = await Promise.all([verifiedUrl('python_stdlib.zip', stdlib, 'application/zip'),
+  const [stdLibURL, lockFileURL] = await Promise.all([verifiedUrl(START.stdlib, stdlib, 'application/zip'),
     verifiedUrl('pyodide-lock.json', lock, 'application/json')]);
   markTime('blobUrls');
   return {
@@ -654,10 +648,11 @@ function registerLibrary(Module, path, handle, exports) {
   return dso;
 }
 
-// First start: load each .so with a handle of ours (see the top of this file).
-async function loadSideModules(Module, paths) {
-  const FS = Module.FS;
-  const modules = await Promise.all(paths.map((p) => WA.compile.call(WebAssembly, FS.readFile(p))));
+// First start: load each .so (compiled already: path -> module) with a handle
+// of ours (see the top of this file).
+function loadSideModules(Module, compiled) {
+  const paths = [...compiled.keys()].sort();
+  const modules = paths.map((path) => compiled.get(path));
   const libs = [];
   paths.forEach((path, i) => {
     const handle = Module.getMemory(64);  // zeroed: "not loaded yet"
@@ -727,33 +722,70 @@ const WARM_MODULES = ['webnn_core.ops', 'webnn_core.backends.cpu', 'webnn_core.b
   'webnn_core.backends.cpu.compile', 'webnn_core.backends.cpu.reference', 'webnn_core.backends.cpu.fast',
   'webnn_core.backends.cpu.fast.library', 'webnn_core.backends.cpu.fast.pack', 'webnn_core.backends.webgpu'];
 
-// Package files a restore writes back: not C headers, stubs, or test suites.
-function runtimeFile(path) {
-  return path.endsWith('.so') || (!/\.(h|pyi|pxd|c|cpp)$/.test(path) && !/\/(tests|include)\//.test(path));
+// site-packages' files, written into Pyodide's file system from JS: none of
+// them passes through the engine's memory (so none ends up in a snapshot).
+function writeSiteFiles(FS, members) {
+  const dirs = new Set();
+  for (const [path, bytes] of members) {
+    const full = `${SITE_PACKAGES}/${path}`;
+    const dir = full.slice(0, full.lastIndexOf('/'));
+    if (!dirs.has(dir)) { FS.mkdirTree(dir); dirs.add(dir); }
+    FS.writeFile(full, bytes);
+  }
+}
+
+// ---------------------------------------------------------------- on demand
+// A module outside the first-visit archives imports all the same: the engine's
+// finder (py/webnn_core/ondemand.py) fetches the full file it is in with this
+// (synchronously: an import cannot wait) and checks its sha256. Service workers
+// have no synchronous fetch: there such an import fails naming the module.
+
+function fetchRuntimeFileSync(name, forModule) {
+  if (!SavedXHR) throw new Error('no synchronous fetch in this scope (a service worker?)');
+  const xhr = new SavedXHR();
+  xhr.open('GET', runtimeUrl(name), false);
+  const binary = typeof document === 'undefined';  // a window's synchronous requests cannot ask for bytes
+  if (binary) xhr.responseType = 'arraybuffer';
+  else xhr.overrideMimeType('text/plain; charset=x-user-defined');
+  xhr.send();
+  if (xhr.status !== 200) throw new Error(`could not fetch ${runtimeUrl(name)}: HTTP ${xhr.status}`);
+  (ENGINE_STATS.onDemand = ENGINE_STATS.onDemand || []).push(`${name} (${forModule})`);
+  if (binary) return new Uint8Array(xhr.response);
+  const text = xhr.responseText;
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);  // x-user-defined: 0xF780 + byte
+  return bytes;
+}
+
+const ON_DEMAND_SOURCES = encodeJson((START.onDemand || []).map((source) => ({ ...source,
+  sha256: RUNTIME_MANIFEST.files[source.file] && RUNTIME_MANIFEST.files[source.file].sha256 })));
+
+// `on`: connect the finder (installing it first when asked), else disconnect it
+// (a snapshot may hold no reference to a JS object).
+function onDemand(pyodide, on, installFirst = false) {
+  const mod = pyodide.pyimport('webnn_core.ondemand');
+  try {
+    if (installFirst) mod.install(SITE_PACKAGES);
+    if (on) mod.connect(fetchRuntimeFileSync, ON_DEMAND_SOURCES);
+    else mod.connect(null);
+  } finally {
+    mod.destroy();
+  }
 }
 
 async function startFresh(parts, { makeSnapshot }) {
-  // Verified before Python starts, so that a bad wheel fails at once.
-  const [numpyWheel, coreWheel] = await prefetchRuntime().wheels();
+  // Verified before Python starts, so that a bad archive fails at once.
+  const fetches = prefetchRuntime();
+  const members = await fetches.site;
   reportProgress('init');
   const pyodide = await loadPyodideWith({ ...parts.options, _makeSnapshot: makeSnapshot }, { wasmModule: parts.wasm });
   reportProgress('packages');
-  const FS = pyodide.FS;
-  const names = [];
-  for (const [name, bytes] of [[RUNTIME_MANIFEST.numpyWheel, numpyWheel], [CORE_WHEEL, coreWheel]]) {
-    FS.writeFile(`/tmp/${name}`, bytes);
-    const listed = pyodide.runPython(`import json, zipfile
-with zipfile.ZipFile(${encodeJson(`/tmp/${name}`)}) as z:
-    z.extractall(${encodeJson(SITE_PACKAGES)})
-    names = json.dumps([n for n in z.namelist() if not n.endswith('/')])
-names`);
-    FS.unlink(`/tmp/${name}`);
-    names.push(...jsonParse(listed).map((n) => `${SITE_PACKAGES}/${n}`));
-  }
+  writeSiteFiles(pyodide.FS, members);
   const Module = pyodide._module;
   const tableStart = Module.wasmTable.length;
-  const libs = await loadSideModules(Module, names.filter((n) => n.endsWith('.so')).sort());
+  const libs = loadSideModules(Module, await fetches.libraries);
   reportProgress('import');
+  onDemand(pyodide, true, true);
   // Frozen out of the collector's generations (gc.freeze) before the snapshot: a start that
   // restores it then finds them frozen already, and bridge.freeze_startup_objects() (engine.js)
   // no longer traverses the ~33 000 start-up objects in a full collection on every later visit.
@@ -770,6 +802,8 @@ gc.freeze()`);
   let snapshot = null;
   if (makeSnapshot) {
     reportProgress('snapshot');
+    onDemand(pyodide, false);
+    pyodide.runPython('import gc; gc.collect()');
     try {
       const handles = [];
       for (const [handle, dso] of Object.entries(Module.LDSO.loadedLibsByHandle)) {
@@ -777,18 +811,18 @@ gc.freeze()`);
       }
       const meta = { format: SNAPSHOT_FORMAT, key: snapshotKey(), tableStart, libs, handles,
         extraSlots: describeExtraSlots(Module, libs), tableEnd: Module.wasmTable.length };
-      const memory = pyodide.makeMemorySnapshot();
-      const files = names.filter(runtimeFile).map((path) => ({ path, bytes: FS.readFile(path) }));
-      snapshot = packSnapshot(meta, files, memory);
+      snapshot = packSnapshot(meta, [], pyodide.makeMemorySnapshot());
     } catch (e) {
       if (CONFIG.debug) console.warn('webnn-polyfill: the engine cannot be snapshotted here:', e);
     }
+    onDemand(pyodide, true);
   }
   return { pyodide, snapshot };
 }
 
 async function startFromSnapshot(parts, found) {
-  const { meta, files, libraries, verified, memory } = found;
+  const { meta, verified, memory } = found;
+  const fetches = prefetchRuntime();
   let modules = null;
   reportProgress('restore');
   // Pyodide's snapshot is [its header: magic, the image's offset, ...][the memory
@@ -809,20 +843,19 @@ async function startFromSnapshot(parts, found) {
     wasmModule: parts.wasm,
     beforeRestore: async () => {
       await verified;  // nothing of the snapshot runs before its bytes are known good
-      modules = await libraries;
+      const compiled = await fetches.libraries;
+      modules = meta.libs.map((lib) => {
+        if (!compiled.has(lib.path)) throw new Error(`the snapshot lists ${lib.path}, which this build does not load`);
+        return compiled.get(lib.path);
+      });
       markTime('librariesCompiled');
     },
     afterRestore: (Module) => { markTime('memoryRestored'); reloadSideModules(Module, meta, modules); markTime('librariesRestored'); },
   });
   markTime('pyodideReady');
-  const FS = pyodide.FS;
-  const dirs = new Set();
-  for (const [path, bytes] of files) {
-    const dir = path.slice(0, path.lastIndexOf('/'));
-    if (!dirs.has(dir)) { FS.mkdirTree(dir); dirs.add(dir); }
-    FS.writeFile(path, bytes, { canOwn: true });  // no copy: the buffer is theirs
-  }
+  writeSiteFiles(pyodide.FS, await fetches.site);
   markTime('filesWritten');
+  onDemand(pyodide, true);
   // Every restore starts from the same state: draw fresh seeds.
   pyodide.runPython(`import sys
 for name in ('random', 'numpy.random'):

@@ -83,10 +83,13 @@ async function loadLark() {
   const pyodide = ENGINE.pyodide;
   const path = `/tmp/${LARK_WHEEL}`;
   pyodide.FS.writeFile(path, bytes);
-  pyodide.runPython(`import importlib, sysconfig, zipfile
+  // (invalidate_path_caches: importlib.invalidate_caches() without its import of
+  // importlib.metadata, which is not in the first-visit stdlib archive.)
+  pyodide.runPython(`import sysconfig, zipfile
+from webnn_core.ondemand import invalidate_path_caches
 with zipfile.ZipFile(${encodeJson(path)}) as z:
     z.extractall(sysconfig.get_paths()["purelib"])
-importlib.invalidate_caches()`);
+invalidate_path_caches()`);
   pyodide.FS.unlink(path);
 }
 

@@ -90,7 +90,8 @@ def test_build_time_snapshot(engine, request, server):
     browser = launch_engine(engine, request)
     try:
         page = browser.new_page()
-        page.goto(f"{server}/test-pages/window.html")
+        # buildSnapshot: true, whatever the connection (by default only where it pays)
+        page.goto(f"{server}/test-pages/window.html?config=" + '{"buildSnapshot":true}')
         result = page.evaluate("window.result", timeout=START_S)
         check(result)
         assert result["snapshot"] == "built", result["snapshot"]

@@ -59,11 +59,16 @@ def run_start(context, server, config=None, squeezenet=False, wait=0, dist_url=N
     return result
 
 
-def cold_start_served_by(browser, srv):
+# The build-time snapshot whatever the connection (by default a start fetches it
+# only where it pays: js/src/startup.js buildSnapshotPays).
+WITH_BUILD_SNAPSHOT = {"buildSnapshot": True}
+
+
+def cold_start_served_by(browser, srv, config=None):
     """One start on a fresh profile from the server `srv`, which is shut down after."""
     context = browser.new_context()
     try:
-        return run_start(context, f"http://127.0.0.1:{srv.server_address[1]}")
+        return run_start(context, f"http://127.0.0.1:{srv.server_address[1]}", config or WITH_BUILD_SNAPSHOT)
     finally:
         context.close()
         srv.shutdown()
@@ -104,8 +109,8 @@ def test_starts_from_a_snapshot_match_a_normal_start(browser, server):
         context.close()
     context = browser.new_context()
     try:
-        built = run_start(context, server)
-        after_built = run_start(context, server)  # the built snapshot was copied into Cache Storage
+        built = run_start(context, server, WITH_BUILD_SNAPSHOT)
+        after_built = run_start(context, server, WITH_BUILD_SNAPSHOT)  # the built snapshot was copied into Cache Storage
     finally:
         context.close()
     assert (fresh["snapshot"], restored["snapshot"], built["snapshot"]) == ("created", "restored", "built")
@@ -135,7 +140,8 @@ def test_build_time_snapshot_in_every_engine(engine, request, server):
     engine validates it (js/src/simd.js decides by a probe at script load)."""
     if not list((ROOT / "dist").glob("webnn-engine-*.snapshot.gz")):
         pytest.skip("no build-time snapshot in dist/ (Chromium missing at build time?)")
-    url = f"{server}/test-pages/startup.html?" + urllib.parse.urlencode({"config": "{}", "battery": BATTERY})
+    url = f"{server}/test-pages/startup.html?" + urllib.parse.urlencode({"config": json.dumps(WITH_BUILD_SNAPSHOT),
+                                                                         "battery": BATTERY})
     browser = launch_engine(engine, request)
     try:
         runs = []
@@ -247,11 +253,10 @@ def tampered_dist(tmp_path, pick):
 @pytest.mark.parametrize("which,config", [
     ("pyodide.asm.js", {}),
     ("pyodide.asm.wasm", {}),
-    ("python_stdlib.zip", {}),
+    ("stdlib start archive", {}),
     ("pyodide-lock.json", {}),
-    ("core wheel", {"snapshot": False}),
-    ("numpy wheel", {"snapshot": False}),
-    ("build snapshot", {}),
+    ("site start archive", {"snapshot": False}),
+    ("build snapshot", WITH_BUILD_SNAPSHOT),
     ("webnn-kernels-relaxed.wasm", {}),
     ("webnn-kernels-threads-relaxed.wasm", {}),
     ("webnn-kernels.wasm", {"fastPaths": "simd128"}),
@@ -261,8 +266,8 @@ def test_a_tampered_runtime_file_is_refused(browser, tmp_path, which, config):
     import serve
 
     picks = {
-        "core wheel": lambda d: next(d.glob("webnn_*-py3-none-any.whl")).name,
-        "numpy wheel": lambda d: next(d.glob("numpy-*.whl")).name,
+        "stdlib start archive": lambda d: next(d.glob("python_stdlib-start-*.zip")).name,
+        "site start archive": lambda d: next(d.glob("webnn-site-start-*.zip")).name,
         "build snapshot": lambda d: next(iter(d.glob("webnn-engine-*.snapshot.gz")), None).name
         if list(d.glob("webnn-engine-*.snapshot.gz")) else pytest.skip("no build-time snapshot in dist/"),
     }
