@@ -1,0 +1,334 @@
+"""Differential test of the cpu backend's fast paths and graph rewrites (issue 33).
+
+Each random client-shaped net (tests/fuzz/client_graphs.py) is built and run in CPython
+under several backend configurations, and the results are compared:
+
+  reference  fastPaths off: the numpy reference kernels, the graph as built (no layout
+             pass, no transpose folding, no fusion, no shuffle/channel-average collapse,
+             no packing, no buffer plan)                      vs numpy float64 (tolerance)
+  fast       everything on, one thread (the native build of csrc/ through ctypes: the
+             kernels' own code; in Pyodide the wasm build of the same source)
+                                                              vs reference (tolerance)
+  nolayout   fast paths on, layoutPass off (NCHW convs/pools transpose around the same
+             NHWC kernels per call; fusion, collapses, buffers still on)
+                                                              vs fast (bit for bit)
+  threads    fast with {"threads": 3}: the native thread pool splits calls into tiles
+                                                              vs fast (bit for bit)
+  pool       fast with threads 3 on a kernel pool (fast/shared.py) through the native
+             stand-in of the browser's port (tests/kernels/native_pool_port.py):
+             shared-memory images, chained activations, concat images
+                                                              vs fast (bit for bit)
+  wasm       (optional) the shipped plain wasm build run by Node (tests/kernels/wasm_node.py)
+                                                              vs fast (bit for bit)
+
+Bit-for-bit is what docs/kernels.md and docs/threads.md promise for these pairs (tiles
+compute every element with the same instructions in the same order; the layout pass is
+bit-identical to the NCHW kernels; the plain wasm and native builds multiply and add in
+float32 in the same order without contraction). Fast vs reference differs by summation
+order (numpy's matmul is BLAS in CPython), so it is compared within a tolerance, as is
+the reference against float64 numpy.
+
+To make small graphs exercise the splits, the thread/pool configurations run with the
+tile thresholds lowered (`small_tiles()`): every conv, pool and GEMM is split.
+
+    python3 tests/fuzz/differential.py --minutes 10 --seed 1      (./dev fuzz --differential)
+    python3 tests/fuzz/differential.py --replay SEED:INDEX        (one graph, verbose)
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+for p in (HERE, ROOT / "tests" / "kernels", ROOT / "tools", ROOT / "py"):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+from client_graphs import client_graph  # noqa: E402
+
+# |got - want| <= ATOL * max(1, max|want|) + RTOL * |want|
+TOL_REFERENCE = (2e-4, 2e-4)  # reference kernels (float32) vs float64 numpy
+TOL_FAST = (5e-5, 5e-5)       # fast paths vs reference kernels (summation order only)
+
+
+def build_and_run(ctx, spec):
+    """Build `spec` on a webnn_core Context and run it; {output id: float32 array}."""
+    b = ctx.graph_builder()
+    v = {}
+
+    def arg(a):
+        if isinstance(a, dict) and "ref" in a:
+            return v[a["ref"]]
+        if isinstance(a, list) and a and isinstance(a[0], dict) and "ref" in a[0]:
+            return [v[x["ref"]] for x in a]
+        return a
+
+    for c in spec["constants"]:
+        v[c["id"]] = b.constant({"dataType": "float32", "shape": c["shape"]},
+                                np.array(c["data"], np.float32).reshape(c["shape"]))
+    for i in spec["inputs"]:
+        v[i["id"]] = b.input(i["id"], {"dataType": "float32", "shape": i["shape"]})
+    for n in spec["nodes"]:
+        args = [arg(a) for a in n["args"]]
+        options = {k: arg(val) for k, val in n["options"].items()}
+        v[n["id"]] = getattr(b, n["op"])(*args, **options)
+    graph = b.build({o: v[o] for o in spec["outputs"]})
+    feeds = {i["id"]: np.array(i["data"], np.float32).reshape(i["shape"]) for i in spec["inputs"]}
+    first = ctx.compute(graph, feeds)
+    first = {k: np.array(a, copy=True) for k, a in first.items()}
+    # A second run on the same compiled plan: planned buffers and cached call plans reused.
+    second = ctx.compute(graph, feeds)
+    for k in first:
+        if first[k].tobytes() != np.asarray(second[k]).tobytes():
+            raise AssertionError(f"output {k}: a second run of the same graph gave other bytes")
+    return first, graph
+
+
+def within(got, want, tol) -> str | None:
+    atol, rtol = tol
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)} vs {list(want.shape)}"
+    got = got.astype(np.float64)
+    bound = atol * max(1.0, float(np.abs(want).max(initial=0))) + rtol * np.abs(want)
+    bad = ~(np.abs(got - want) <= bound)
+    if bad.any():
+        i = np.unravel_index(int(np.argmax(np.where(bad, np.abs(got - want), -1))), got.shape)
+        return (f"{int(bad.sum())}/{got.size} elements off, worst at {list(map(int, i))}: "
+                f"{got[i]!r} vs {want[i]!r} (max |diff| {float(np.nanmax(np.abs(got - want))):.3g})")
+    return None
+
+
+def same_bytes(got, want) -> str | None:
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)} vs {list(want.shape)}"
+    if got.tobytes() == want.tobytes():
+        return None
+    diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    return f"{int((got != want).sum())}/{got.size} elements differ (max |diff| {float(np.nanmax(diff)):.3g})"
+
+
+@contextlib.contextmanager
+def small_tiles():
+    """Split every kernel call that can be split (tests only): the tile thresholds of
+    fast/tiles.py lowered, restored afterwards."""
+    from webnn_core.backends.cpu.fast import tiles
+
+    saved = tiles.MIN_TILE_WORK, tiles.POOL_MIN_WORK, tiles.CHAINED_POOL_MIN_WORK
+    tiles.MIN_TILE_WORK, tiles.POOL_MIN_WORK, tiles.CHAINED_POOL_MIN_WORK = 64, 256, 64
+    try:
+        yield
+    finally:
+        tiles.MIN_TILE_WORK, tiles.POOL_MIN_WORK, tiles.CHAINED_POOL_MIN_WORK = saved
+
+
+class Harness:
+    """The backend configurations, each a fresh context per graph (nothing shared)."""
+
+    def __init__(self, native_lib_path, pool_threads=3, wasm=False):
+        from webnn_core.backends.cpu.fast.library import NativeBackend
+
+        self.lib = NativeBackend(native_lib_path)
+        self.pool_port = None
+        self.pool = None
+        if pool_threads:
+            from native_pool_port import NativePoolPort
+            from webnn_core.backends.cpu.fast.shared import KernelPool
+
+            self.pool_port = NativePoolPort(native_lib_path, pool_threads)
+            self.pool = KernelPool(self.pool_port, self.lib.fused_madd, "native stand-in")
+        self.wasm = None
+        if wasm:
+            import wasm_node
+
+            reason = wasm_node.unavailable_reason(wasm_node.WASM)
+            if reason is None:
+                self.wasm = wasm_node.NodeWasmBackend(wasm_node.WASM)
+                self.wasm.probe()
+
+    def close(self):
+        if self.pool_port is not None:
+            self.pool_port.helpers.shutdown()
+        if self.wasm is not None:
+            self.wasm.close()
+
+    def context(self, name):
+        from webnn_core import Context
+        from webnn_core.backends import CpuBackend
+
+        ctx = Context("cpu")
+        if name == "reference":
+            ctx.backend = CpuBackend(fast_paths=False, library=None)
+        elif name == "fast":
+            ctx.backend = CpuBackend(library=self.lib, pool=None)
+        elif name == "nolayout":
+            ctx.backend = CpuBackend(library=self.lib, layout_pass=False, pool=None)
+        elif name == "threads":
+            ctx.backend = CpuBackend(library=self.lib, threads=3, pool=None)
+        elif name == "pool":
+            ctx.backend = CpuBackend(library=self.lib, threads=self.pool.threads, pool=self.pool)
+        elif name == "wasm":
+            ctx.backend = CpuBackend(library=self.wasm, pool=None)
+        else:
+            raise ValueError(name)
+        return ctx
+
+    def configs(self):
+        names = ["reference", "fast", "nolayout", "threads"]
+        if self.pool is not None:
+            names.append("pool")
+        if self.wasm is not None:
+            names.append("wasm")
+        return names
+
+    coverage: dict  # what the compiled "fast" and "pool" plans contained, summed over graphs
+
+    def note_coverage(self, name, ctx, graph):
+        cov = self.coverage
+        if name == "fast":
+            for step in graph.plan.nodes:
+                key = step.op.name
+                if key == "transpose" and step.label and step.label.startswith("layout:"):
+                    key = step.label
+                cov[key] = cov.get(key, 0) + 1
+                for attr in ("_inplace", "_out", "_prep"):
+                    if attr in step.attrs:
+                        cov[attr] = cov.get(attr, 0) + 1
+            for op, why in ctx.backend.fallback_reasons.items():
+                cov[f"declined {op}"] = cov.get(f"declined {op}", 0) + 1
+        elif name == "pool":
+            stats = self.pool.stats()
+            cov["pool jobs"] = stats.get("jobs", 0)
+
+    def check(self, spec, expected) -> list:
+        """[problem strings] for one graph (empty: every configuration agrees)."""
+        if not hasattr(self, "coverage"):
+            self.coverage = {}
+        problems = []
+        results = {}
+        for name in self.configs():
+            ctx = self.context(name)
+            try:
+                if name in ("threads", "pool"):
+                    with small_tiles():
+                        out, graph = build_and_run(ctx, spec)
+                else:
+                    out, graph = build_and_run(ctx, spec)
+                compile_error = ctx.backend.fallback_reasons.get("compile")
+                if compile_error:
+                    problems.append(f"{name}: compilation failed: {compile_error}")
+                results[name] = out
+                self.note_coverage(name, ctx, graph)
+            except Exception as e:  # noqa: BLE001 - a finding
+                problems.append(f"{name}: {type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}")
+            finally:
+                ctx.destroy()
+        for oid, want in expected.items():
+            if "reference" in results:
+                p = within(results["reference"][oid], want, TOL_REFERENCE)
+                if p:
+                    problems.append(f"reference vs numpy float64, output {oid}: {p}")
+            base = results.get("fast")
+            if base is not None and "reference" in results:
+                p = within(base[oid], results["reference"][oid].astype(np.float64), TOL_FAST)
+                if p:
+                    problems.append(f"fast vs reference, output {oid}: {p}")
+            if base is not None:
+                for name in ("nolayout", "threads", "pool", "wasm"):
+                    if name in results:
+                        p = same_bytes(results[name][oid], base[oid])
+                        if p:
+                            problems.append(f"{name} vs fast (bit for bit), output {oid}: {p}")
+        return problems
+
+
+def graph_seed(seed: int, index: int) -> int:
+    return seed * 1_000_003 + index
+
+
+def make(seed: int, index: int, style=None):
+    return client_graph(np.random.default_rng(graph_seed(seed, index)), style)
+
+
+def describe_spec(spec) -> str:
+    lines = [f"style {spec.get('style')}; inputs " + ", ".join(f"{i['id']}{i['shape']}" for i in spec["inputs"])]
+    for n in spec["nodes"]:
+        args = json.dumps([a if not (isinstance(a, dict) and 'ref' in a) else a["ref"] for a in n["args"]])
+        opts = {k: (val["ref"] if isinstance(val, dict) and "ref" in val else val) for k, val in n["options"].items()}
+        lines.append(f"  {n['id']} = {n['op']}({args[1:-1]}{', ' + json.dumps(opts) if opts else ''})")
+    lines.append(f"  outputs {spec['outputs']}")
+    return "\n".join(lines)
+
+
+def run(minutes: float, seed: int, wasm: bool = False, log=print, json_path=None, style=None) -> dict:
+    import build_kernels
+
+    harness = Harness(build_kernels.ensure_native(), wasm=wasm)
+    end = time.monotonic() + minutes * 60
+    report = {"seed": seed, "graphs": 0, "failures": [], "configs": harness.configs(), "nodes": 0}
+    index = 0
+    try:
+        while time.monotonic() < end:
+            spec, expected = make(seed, index, style)
+            problems = harness.check(spec, expected)
+            report["graphs"] += 1
+            report["nodes"] += len(spec["nodes"])
+            if problems:
+                report["failures"].append({"seed": seed, "index": index, "problems": problems, "spec": spec})
+                log(f"FAIL graph {seed}:{index} ({spec.get('style')}, {len(spec['nodes'])} nodes)")
+                for p in problems:
+                    log(f"  {p}")
+                log(f"  reproducer: python3 tests/fuzz/differential.py --replay {seed}:{index}")
+            index += 1
+    finally:
+        harness.close()
+    report["coverage"] = getattr(harness, "coverage", {})
+    if json_path:
+        Path(json_path).write_text(json.dumps(report, indent=1))
+    log(f"differential: seed {seed}, {report['graphs']} graphs ({report['nodes']} nodes), configurations "
+        f"{', '.join(report['configs'])}; {len(report['failures'])} failures")
+    log("  compiled steps (fast): " + ", ".join(f"{k} {v}" for k, v in sorted(report["coverage"].items())))
+    return report
+
+
+def replay(which: str, wasm: bool = False) -> int:
+    import build_kernels
+
+    seed, index = (int(x) for x in which.split(":"))
+    spec, expected = make(seed, index)
+    print(describe_spec(spec))
+    harness = Harness(build_kernels.ensure_native(), wasm=wasm)
+    try:
+        problems = harness.check(spec, expected)
+    finally:
+        harness.close()
+    for p in problems:
+        print("FAIL", p)
+    print("ok" if not problems else f"{len(problems)} problems")
+    return 1 if problems else 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--minutes", type=float, default=1.0)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--wasm", action="store_true", help="also run the plain wasm build under Node (slower)")
+    p.add_argument("--style", choices=("ort122", "ort130", "nhwc"))
+    p.add_argument("--replay", metavar="SEED:INDEX", help="run one graph and print it")
+    p.add_argument("--json", help="also write the report (with each failing graph's spec) here")
+    args = p.parse_args(argv)
+    if args.replay:
+        return replay(args.replay, args.wasm)
+    report = run(args.minutes, args.seed, args.wasm, json_path=args.json, style=args.style)
+    return 1 if report["failures"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
