@@ -237,6 +237,9 @@ class _Net:
             if ceil:
                 opts["outputShapeRounding"] = "ceil"
         y = pool_ref(x, kind, window, padding, strides, (1, 1), ceil)
+        if not global_ and rng.random() < 0.2:  # the same sizes given as outputSizes (ORT passes them)
+            opts["outputSizes"] = [int(y.shape[2]), int(y.shape[3])]
+            opts.pop("outputShapeRounding", None)
         if self.zone == "nhwc":
             opts["layout"] = "nhwc"
         op = "maxPool2d" if kind == "max" else "averagePool2d"
@@ -371,6 +374,9 @@ class _Net:
             vid = self.transpose(vid, TO_NCHW)
         x = self.values[vid]
         n = x.shape[0]
+        if rng.random() < 0.25:  # SqueezeNet's head: softmax of the 4-D pooled value, over its channels
+            axis = 3 if self.style == "nhwc" else 1
+            return self.node("softmax", [{"ref": vid}, axis], {}, softmax_ref(x, axis))
         flat = self.node("reshape", [{"ref": vid}, [n, int(np.prod(x.shape[1:]))]], {}, x.reshape(n, -1))
         k = x[0].size
         classes = int(rng.choice([1, 3, 5, 10]))
@@ -382,7 +388,11 @@ class _Net:
             opts = {"c": {"ref": self.const(b)}}
             if bT:
                 opts["bTranspose"] = True
-            logits = self.node("gemm", [{"ref": flat}, {"ref": wid}], opts, self.values[flat] @ w + b)
+            alpha, beta = 1.0, 1.0
+            if rng.random() < 0.2:
+                alpha, beta = float(rng.choice([0.5, 1.0, 2.0])), float(rng.choice([0.0, 0.5, 1.0]))
+                opts.update(alpha=alpha, beta=beta)
+            logits = self.node("gemm", [{"ref": flat}, {"ref": wid}], opts, alpha * (self.values[flat] @ w) + beta * b)
         else:
             wid = self.const(w)
             logits = self.node("matmul", [{"ref": flat}, {"ref": wid}], {}, self.values[flat] @ w)
@@ -433,9 +443,10 @@ def client_graph(rng: np.random.Generator, style: str | None = None, max_blocks:
             else:  # concat with an earlier value of the same spatial size (a second reader)
                 same = [v for v in zone[:-1] if net.nchw(v).shape[2:] == net.nchw(cur).shape[2:]
                         and net.nchw(v).shape[0] == net.nchw(cur).shape[0]]
-                if not same:
-                    continue
-                new = net.concat([cur, same[int(rng.integers(len(same)))]])
+                if not same or rng.random() < 0.2:
+                    new = net.concat([cur, cur])  # the same value twice
+                else:
+                    new = net.concat([cur, same[int(rng.integers(len(same)))]])
         except Reject:
             del net.spec["nodes"][mark[0]:]
             del net.spec["constants"][mark[1]:]

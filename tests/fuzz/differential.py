@@ -54,13 +54,30 @@ for p in (HERE, ROOT / "tests" / "kernels", ROOT / "tools", ROOT / "py"):
 
 from client_graphs import client_graph  # noqa: E402
 
+def _log(*args):
+    print(*args, flush=True)
+
+
 # |got - want| <= ATOL * max(1, max|want|) + RTOL * |want|
 TOL_REFERENCE = (2e-4, 2e-4)  # reference kernels (float32) vs float64 numpy
 TOL_FAST = (5e-5, 5e-5)       # fast paths vs reference kernels (summation order only)
 
 
 def build_and_run(ctx, spec):
-    """Build `spec` on a webnn_core Context and run it; {output id: float32 array}."""
+    """Build `spec` on a webnn_core Context and run it twice; ({output id: float32 array}, graph)."""
+    graph, feeds = build_graph(ctx, spec)
+    first = ctx.compute(graph, feeds)
+    first = {k: np.array(a, copy=True) for k, a in first.items()}
+    # A second run on the same compiled plan: planned buffers and cached call plans reused.
+    second = ctx.compute(graph, feeds)
+    for k in first:
+        if first[k].tobytes() != np.asarray(second[k]).tobytes():
+            raise AssertionError(f"output {k}: a second run of the same graph gave other bytes")
+    return first, graph
+
+
+def build_graph(ctx, spec):
+    """(graph, feeds) of `spec` built on a webnn_core Context."""
     b = ctx.graph_builder()
     v = {}
 
@@ -82,14 +99,7 @@ def build_and_run(ctx, spec):
         v[n["id"]] = getattr(b, n["op"])(*args, **options)
     graph = b.build({o: v[o] for o in spec["outputs"]})
     feeds = {i["id"]: np.array(i["data"], np.float32).reshape(i["shape"]) for i in spec["inputs"]}
-    first = ctx.compute(graph, feeds)
-    first = {k: np.array(a, copy=True) for k, a in first.items()}
-    # A second run on the same compiled plan: planned buffers and cached call plans reused.
-    second = ctx.compute(graph, feeds)
-    for k in first:
-        if first[k].tobytes() != np.asarray(second[k]).tobytes():
-            raise AssertionError(f"output {k}: a second run of the same graph gave other bytes")
-    return first, graph
+    return graph, feeds
 
 
 def within(got, want, tol) -> str | None:
@@ -207,10 +217,31 @@ class Harness:
             stats = self.pool.stats()
             cov["pool jobs"] = stats.get("jobs", 0)
 
+    def _pair(self, name, *runs) -> list:
+        ctx = self.context(name)
+        problems = []
+        try:
+            with small_tiles() if name == "pool" else contextlib.nullcontext():
+                built = [build_graph(ctx, spec) for spec, _ in runs]
+                for _ in range(2):
+                    for (graph, feeds), (spec, alone) in zip(built, runs):
+                        got = ctx.compute(graph, feeds)
+                        for oid, want in alone.items():
+                            p = same_bytes(np.asarray(got[oid]), want)
+                            if p:
+                                problems.append(f"{name}: two graphs on one context, run interleaved: graph with "
+                                                f"outputs {spec['outputs']}, output {oid} vs its own context: {p}")
+        except Exception as e:  # noqa: BLE001 - a finding
+            problems.append(f"{name}: two graphs on one context: {type(e).__name__}: {e}")
+        finally:
+            ctx.destroy()
+        return problems[:2]
+
     def check(self, spec, expected) -> list:
         """[problem strings] for one graph (empty: every configuration agrees)."""
         if not hasattr(self, "coverage"):
             self.coverage = {}
+            self._previous = {}
         problems = []
         results = {}
         for name in self.configs():
@@ -230,6 +261,15 @@ class Harness:
                 problems.append(f"{name}: {type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}")
             finally:
                 ctx.destroy()
+        # Two graphs on one context, run interleaved, as clients do (ONNX Runtime builds a
+        # graph per partition on one context): with the kernel pool (its shared memory, the
+        # images of planned buffers) and on one thread, each gives its own-context bytes.
+        for name in ("pool", "fast"):
+            prev = self._previous.get(name)
+            if name in results and prev is not None:
+                problems += self._pair(name, prev, (spec, results[name]))
+            if name in results:
+                self._previous[name] = (spec, results[name])
         for oid, want in expected.items():
             if "reference" in results:
                 p = within(results["reference"][oid], want, TOL_REFERENCE)
@@ -247,6 +287,119 @@ class Harness:
                         if p:
                             problems.append(f"{name} vs fast (bit for bit), output {oid}: {p}")
         return problems
+
+
+# ----------------------------------------------------------------- in the browser
+# The page configurations of the browser slice (WEBNN_POLYFILL_CONFIG): the numpy kernels
+# in Pyodide; the plain wasm SIMD build on one thread; the same build on a kernel pool of
+# 3 threads (Web Workers on one shared memory; the fuzz page is cross-origin isolated);
+# and the default (best build: relaxed SIMD where the browser has it, pool of
+# hardwareConcurrency threads).
+PAGE_CONFIGS = {
+    "numpy": "{ fastPaths: false }",
+    "simd128": "{ fastPaths: 'simd128', threads: 1 }",
+    "simd128-pool": "{ fastPaths: 'simd128', threads: 3 }",
+    "default": "{}",
+}
+TOL_PAGE = (2e-4, 2e-4)  # each page configuration vs float64 numpy
+
+
+def open_pages(browser, base_url, names=tuple(PAGE_CONFIGS)):
+    """{name: page} of the fuzz page under each configuration (their own browser contexts)."""
+    pages = {}
+    for name in names:
+        context = browser.new_context()
+        page = context.new_page()
+        page.set_default_timeout(300_000)
+        page.add_init_script(f"self.WEBNN_POLYFILL_CONFIG = {PAGE_CONFIGS[name]}")
+        page.goto(f"{base_url}/fuzz/fuzz.html")
+        page.evaluate("fuzz.ready()")
+        pages[name] = page
+    return pages
+
+
+def close_pages(pages):
+    for page in pages.values():
+        page.context.close()
+
+
+def browser_check(pages, batch) -> list:
+    """[(index, [problems])] for a batch [(index, spec, expected)] run on every page: each
+    configuration within tolerance of float64 numpy; the plain SIMD build bit for bit equal
+    to the numpy kernels (docs/kernels.md "Numerics": the same float32 operations in the
+    same order as Pyodide's non-BLAS numpy), and on the pool equal to one thread."""
+    specs = [spec for _, spec, _ in batch]
+    runs = {name: page.evaluate("(specs) => fuzz.graphs(specs)", specs) for name, page in pages.items()}
+    found = []
+    for k, (index, spec, expected) in enumerate(batch):
+        problems = []
+        got = {}
+        for name, results in runs.items():
+            r = results[k]
+            if "error" in r:
+                problems.append(f"page {name}: the graph failed: {r['error']}")
+                continue
+            got[name] = {oid: np.array(o["data"], np.float32).reshape(o["shape"]) for oid, o in r["ok"].items()}
+            for oid, want in expected.items():
+                p = within(got[name][oid], want, TOL_PAGE)
+                if p:
+                    problems.append(f"page {name} vs numpy float64, output {oid}: {p}")
+        for name, base in (("simd128", "numpy"), ("simd128-pool", "simd128")):
+            if name in got and base in got:
+                for oid in expected:
+                    p = same_bytes(got[name][oid], got[base][oid])
+                    if p:
+                        problems.append(f"page {name} vs page {base} (bit for bit), output {oid}: {p}")
+        if problems:
+            found.append((index, problems))
+    return found
+
+
+def run_browser(browser, base_url, minutes: float, seed: int, log=_log, batch_size: int = 8) -> dict:
+    """The browser slice for `minutes`: graphs SEED:INDEX (the CPython run's numbering,
+    from index 10**6 on so the two runs draw different graphs)."""
+    pages = open_pages(browser, base_url)
+    report = {"seed": seed, "graphs": 0, "failures": [], "configs": list(pages)}
+    end = time.monotonic() + minutes * 60
+    index = 10**6
+    try:
+        while time.monotonic() < end:
+            batch = [(i, *make(seed, i)) for i in range(index, index + batch_size)]
+            index += batch_size
+            for i, problems in browser_check(pages, batch):
+                spec = next(s for j, s, _ in batch if j == i)
+                report["failures"].append({"seed": seed, "index": i, "problems": problems, "spec": spec})
+                log(f"FAIL (browser) graph {seed}:{i} ({spec.get('style')}, {len(spec['nodes'])} nodes)")
+                for p in problems:
+                    log(f"  {p}")
+                log(f"  reproducer: python3 tests/fuzz/differential.py --replay {seed}:{i} --browser")
+            report["graphs"] += len(batch)
+    finally:
+        close_pages(pages)
+    log(f"differential (browser): seed {seed}, {report['graphs']} graphs, pages {', '.join(report['configs'])}; "
+        f"{len(report['failures'])} failures")
+    return report
+
+
+@contextlib.contextmanager
+def served_browser():
+    """(browser, base URL): tools/serve.py with the fuzz page mounted, headless Chromium."""
+    import serve
+    from playwright.sync_api import sync_playwright
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from conftest import CHROMIUM, CHROMIUM_ARGS
+
+    srv = serve.start(mounts={**serve.default_mounts(), "/fuzz/": HERE})
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                yield browser, f"http://127.0.0.1:{srv.server_address[1]}"
+            finally:
+                browser.close()
+    finally:
+        srv.shutdown()
 
 
 def graph_seed(seed: int, index: int) -> int:
@@ -267,7 +420,7 @@ def describe_spec(spec) -> str:
     return "\n".join(lines)
 
 
-def run(minutes: float, seed: int, wasm: bool = False, log=print, json_path=None, style=None) -> dict:
+def run(minutes: float, seed: int, wasm: bool = False, log=_log, json_path=None, style=None) -> dict:
     import build_kernels
 
     harness = Harness(build_kernels.ensure_native(), wasm=wasm)
@@ -298,12 +451,24 @@ def run(minutes: float, seed: int, wasm: bool = False, log=print, json_path=None
     return report
 
 
-def replay(which: str, wasm: bool = False) -> int:
+def replay(which: str, wasm: bool = False, browser: bool = False) -> int:
     import build_kernels
 
     seed, index = (int(x) for x in which.split(":"))
     spec, expected = make(seed, index)
     print(describe_spec(spec))
+    if browser:
+        with served_browser() as (b, url):
+            pages = open_pages(b, url)
+            try:
+                found = browser_check(pages, [(index, spec, expected)])
+            finally:
+                close_pages(pages)
+        for _, problems in found:
+            for p in problems:
+                print("FAIL", p)
+        print("ok (browser)" if not found else "problems in the browser")
+        return 1 if found else 0
     harness = Harness(build_kernels.ensure_native(), wasm=wasm)
     try:
         problems = harness.check(spec, expected)
@@ -322,10 +487,12 @@ def main(argv=None) -> int:
     p.add_argument("--wasm", action="store_true", help="also run the plain wasm build under Node (slower)")
     p.add_argument("--style", choices=("ort122", "ort130", "nhwc"))
     p.add_argument("--replay", metavar="SEED:INDEX", help="run one graph and print it")
+    p.add_argument("--browser", action="store_true",
+                   help="with --replay: on the fuzz page in headless Chromium (build dist/ first: ./dev build)")
     p.add_argument("--json", help="also write the report (with each failing graph's spec) here")
     args = p.parse_args(argv)
     if args.replay:
-        return replay(args.replay, args.wasm)
+        return replay(args.replay, args.wasm, args.browser)
     report = run(args.minutes, args.seed, args.wasm, json_path=args.json, style=args.style)
     return 1 if report["failures"] else 0
 
