@@ -399,12 +399,84 @@ class _Net:
         return self.node("softmax", [{"ref": logits}, 1], {}, softmax_ref(self.values[logits], 1))
 
 
+def layer_norm_ref(x, scale, bias, eps):
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * scale + bias
+
+
+def transformer_graph(rng):
+    """A transformer block as ONNX Runtime's WebNN EP builds one (gemm projections,
+    attention heads by reshape -> transpose, batched matmuls, softmax, layerNormalization,
+    gelu through erf, residual adds): the exact64 fast paths (erf, layerNormalization),
+    the GEMM epilogues and the binary kernels."""
+    net = _Net(rng, "transformer")
+    t = int(rng.integers(2, 24))
+    heads = int(rng.choice([1, 2, 4]))
+    d = heads * int(rng.choice([2, 4, 8, 16]))
+    x = net.leaf(np.round(rng.uniform(-2, 2, (t, d)), 3), "inputs")
+
+    def ln(vid):
+        scale = net.const(rng.uniform(0.5, 1.5, d))
+        bias = net.const(rng.uniform(-0.5, 0.5, d))
+        eps = float(rng.choice([1e-5, 1e-6]))
+        v = layer_norm_ref(net.values[vid], net.values[scale], net.values[bias], np.float32(eps))
+        return net.node("layerNormalization", [{"ref": vid}],
+                        {"axes": [1], "scale": {"ref": scale}, "bias": {"ref": bias}, "epsilon": eps}, v)
+
+    def dense(vid, n_out):
+        k = net.values[vid].shape[1]
+        w = net.const(net.weights((k, n_out), k))
+        c = net.const(rng.uniform(-0.5, 0.5, n_out))
+        return net.node("gemm", [{"ref": vid}, {"ref": w}], {"c": {"ref": c}},
+                        net.values[vid] @ net.values[w] + net.values[c])
+
+    def split_heads(vid):
+        r = net.node("reshape", [{"ref": vid}, [1, t, heads, d // heads]], {}, net.values[vid].reshape(1, t, heads, d // heads))
+        return net.transpose(r, [0, 2, 1, 3])
+
+    def scalar(v):
+        return net.const(np.float32(v).reshape(()))
+
+    h = ln(x)
+    q, k, v = (split_heads(dense(h, d)) for _ in range(3))
+    kt = net.transpose(k, [0, 1, 3, 2])
+    scores = net.node("matmul", [{"ref": q}, {"ref": kt}], {}, net.values[q] @ net.values[kt])
+    sc = float(np.float32(1 / math.sqrt(d // heads)))
+    scaled = net.node("mul", [{"ref": scores}, {"ref": scalar(sc)}], {}, net.values[scores] * sc)
+    att = net.node("softmax", [{"ref": scaled}, 3], {}, softmax_ref(net.values[scaled], 3))
+    ctx = net.node("matmul", [{"ref": att}, {"ref": v}], {}, net.values[att] @ net.values[v])
+    merged = net.transpose(ctx, [0, 2, 1, 3])
+    flat = net.node("reshape", [{"ref": merged}, [t, d]], {}, net.values[merged].reshape(t, d))
+    o = dense(flat, d)
+    r1 = net.node("add", [{"ref": x}, {"ref": o}], {}, net.values[x] + net.values[o])
+    up = dense(ln(r1), 4 * d)
+    u = net.values[up]
+    half = net.node("mul", [{"ref": up}, {"ref": scalar(0.5)}], {}, u * 0.5)
+    inv = float(np.float32(1 / math.sqrt(2)))
+    e_in = net.node("mul", [{"ref": up}, {"ref": scalar(inv)}], {}, u * inv)
+    erf = net.node("erf", [{"ref": e_in}], {}, np.vectorize(math.erf)(net.values[e_in]))
+    one = net.node("add", [{"ref": erf}, {"ref": scalar(1.0)}], {}, net.values[erf] + 1)
+    gelu = net.node("mul", [{"ref": half}, {"ref": one}], {}, net.values[half] * net.values[one])
+    down = dense(gelu, d)
+    out = net.node("add", [{"ref": r1}, {"ref": down}], {}, net.values[r1] + net.values[down])
+    outputs = [out] + ([att] if rng.random() < 0.3 else [])
+    net.spec["outputs"] = sorted(outputs)
+    from graphs import _prune
+
+    spec = _prune(net.spec)
+    spec["style"] = "transformer"
+    return spec, {o: net.values[o] for o in spec["outputs"]}
+
+
 BLOCKS = ("conv", "conv", "conv", "pool", "fire", "residual", "shuffle", "scale", "lrn", "skip")
 
 
 def client_graph(rng: np.random.Generator, style: str | None = None, max_blocks: int = 6):
     """(spec, expected outputs {id: float64 array}) of one random client-shaped net."""
-    style = style or str(rng.choice(STYLES))
+    style = style or str(rng.choice(STYLES + ("transformer",), p=[0.3, 0.3, 0.3, 0.1]))
+    if style == "transformer":
+        return transformer_graph(rng)
     net = _Net(rng, style)
     n = 1 if rng.random() < 0.8 else 2
     if rng.random() < 0.25:  # big enough for the layout kernels (>= 4096 elements) and splits

@@ -125,14 +125,22 @@ def same_bytes(got, want) -> str | None:
     return f"{int((got != want).sum())}/{got.size} elements differ (max |diff| {float(np.nanmax(diff)):.3g})"
 
 
+# Tile thresholds of fast/tiles.py (MIN_TILE_WORK, POOL_MIN_WORK, CHAINED_POOL_MIN_WORK) the
+# threads/pool configurations cycle through, graph by graph: everything split; a pool
+# that takes chained calls (input already in its memory) as one-tile jobs and splits only
+# big ones; the shipped values.
+TILE_SETTINGS = ((64, 256, 64), (64, 1 << 16, 1 << 30), (1 << 12, 1 << 14, 1 << 10), None)
+
+
 @contextlib.contextmanager
-def small_tiles():
-    """Split every kernel call that can be split (tests only): the tile thresholds of
-    fast/tiles.py lowered, restored afterwards."""
+def small_tiles(setting=TILE_SETTINGS[0]):
+    """Split kernel calls from lower thresholds (tests only): the tile thresholds of
+    fast/tiles.py set to `setting` (None: as shipped), restored afterwards."""
     from webnn_core.backends.cpu.fast import tiles
 
     saved = tiles.MIN_TILE_WORK, tiles.POOL_MIN_WORK, tiles.CHAINED_POOL_MIN_WORK
-    tiles.MIN_TILE_WORK, tiles.POOL_MIN_WORK, tiles.CHAINED_POOL_MIN_WORK = 64, 256, 64
+    if setting is not None:
+        tiles.MIN_TILE_WORK, tiles.POOL_MIN_WORK, tiles.CHAINED_POOL_MIN_WORK = setting
     try:
         yield
     finally:
@@ -221,7 +229,7 @@ class Harness:
         ctx = self.context(name)
         problems = []
         try:
-            with small_tiles() if name == "pool" else contextlib.nullcontext():
+            with small_tiles(self.tiles) if name == "pool" else contextlib.nullcontext():
                 built = [build_graph(ctx, spec) for spec, _ in runs]
                 for _ in range(2):
                     for (graph, feeds), (spec, alone) in zip(built, runs):
@@ -237,18 +245,22 @@ class Harness:
             ctx.destroy()
         return problems[:2]
 
-    def check(self, spec, expected) -> list:
-        """[problem strings] for one graph (empty: every configuration agrees)."""
+    def check(self, spec, expected, index=None) -> list:
+        """[problem strings] for one graph (empty: every configuration agrees). `index`:
+        the graph's number, which picks its tile thresholds (TILE_SETTINGS)."""
         if not hasattr(self, "coverage"):
             self.coverage = {}
             self._previous = {}
+            self._count = 0
+        self.tiles = TILE_SETTINGS[(self._count if index is None else index) % len(TILE_SETTINGS)]
+        self._count += 1
         problems = []
         results = {}
         for name in self.configs():
             ctx = self.context(name)
             try:
                 if name in ("threads", "pool"):
-                    with small_tiles():
+                    with small_tiles(self.tiles):
                         out, graph = build_and_run(ctx, spec)
                 else:
                     out, graph = build_and_run(ctx, spec)
@@ -430,7 +442,7 @@ def run(minutes: float, seed: int, wasm: bool = False, log=_log, json_path=None,
     try:
         while time.monotonic() < end:
             spec, expected = make(seed, index, style)
-            problems = harness.check(spec, expected)
+            problems = harness.check(spec, expected, index)
             report["graphs"] += 1
             report["nodes"] += len(spec["nodes"])
             if problems:
@@ -471,7 +483,7 @@ def replay(which: str, wasm: bool = False, browser: bool = False) -> int:
         return 1 if found else 0
     harness = Harness(build_kernels.ensure_native(), wasm=wasm)
     try:
-        problems = harness.check(spec, expected)
+        problems = harness.check(spec, expected, index)
     finally:
         harness.close()
     for p in problems:
@@ -485,7 +497,7 @@ def main(argv=None) -> int:
     p.add_argument("--minutes", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--wasm", action="store_true", help="also run the plain wasm build under Node (slower)")
-    p.add_argument("--style", choices=("ort122", "ort130", "nhwc"))
+    p.add_argument("--style", choices=("ort122", "ort130", "nhwc", "transformer"))
     p.add_argument("--replay", metavar="SEED:INDEX", help="run one graph and print it")
     p.add_argument("--browser", action="store_true",
                    help="with --replay: on the fuzz page in headless Chromium (build dist/ first: ./dev build)")

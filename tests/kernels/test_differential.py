@@ -1,6 +1,6 @@
 """A seeded slice of the differential test (tests/fuzz/differential.py; the long run is
 ./dev fuzz --differential --minutes N --seed S): random nets shaped like ONNX Runtime
-1.22's NHWC graphs, 1.30's NCHW graphs and NHWC clients, each run with every rewrite off
+1.22's NHWC graphs, 1.30's NCHW graphs, NHWC clients and transformer blocks, each run with every rewrite off
 (reference kernels, checked against float64 numpy written from the spec), with every fast
 path and rewrite on (within tolerance of the reference), and with the layout pass off,
 3 native threads, a 3-thread kernel pool through the native stand-in port and the plain
@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT / "tests" / "fuzz"))
 import differential  # noqa: E402
 
 SEED = 20261128
-GRAPHS_PER_STYLE = 15
+GRAPHS_PER_STYLE = 25
 
 
 @pytest.fixture(scope="module")
@@ -27,18 +27,20 @@ def harness(native_lib):
     h.close()
 
 
-@pytest.mark.parametrize("style", ["ort122", "ort130", "nhwc"])
+@pytest.mark.parametrize("style", ["ort122", "ort130", "nhwc", "transformer"])
 def test_rewrites_and_fast_paths_agree_with_the_reference(harness, style):
     failures = []
+    before = dict(getattr(harness, "coverage", {}))
     for index in range(GRAPHS_PER_STYLE):
         spec, expected = differential.client_graph(np.random.default_rng(differential.graph_seed(SEED, index)), style)
-        problems = harness.check(spec, expected)
+        problems = harness.check(spec, expected, index)
         if problems:
             failures.append(f"graph {index}:\n{differential.describe_spec(spec)}\n  " + "\n  ".join(problems))
     assert not failures, "\n".join(failures)
     # The slice reaches the rewrites it is about.
-    cov = harness.coverage
-    for key in ("conv2d+relu", "_inplace", "_out", "_prep", "concat"):
+    cov = {k: v - before.get(k, 0) for k, v in harness.coverage.items()}
+    for key in (("gemm", "layerNormalization", "erf") if style == "transformer"
+                else ("conv2d+relu", "_inplace", "_out", "_prep", "concat")):
         assert cov.get(key, 0) > 0, (key, cov)
 
 
@@ -63,7 +65,7 @@ def test_the_wasm_build_gives_the_native_bytes(native_lib):
     try:
         for index in range(6):
             spec, expected = differential.make(SEED + 1, index)
-            problems = h.check(spec, expected)
+            problems = h.check(spec, expected, index)
             assert not problems, f"{differential.describe_spec(spec)}\n" + "\n".join(problems)
     finally:
         h.close()
