@@ -68,8 +68,9 @@ def build_and_run(ctx, spec):
     graph, feeds = build_graph(ctx, spec)
     first = ctx.compute(graph, feeds)
     first = {k: np.array(a, copy=True) for k, a in first.items()}
-    # A second run on the same compiled plan: planned buffers and cached call plans reused.
-    second = ctx.compute(graph, feeds)
+    # A second run on the same compiled plan (planned buffers and cached call plans reused),
+    # on new input arrays holding the same values, as a client's next writeTensor gives it.
+    second = ctx.compute(graph, {k: np.array(a, copy=True) for k, a in feeds.items()})
     for k in first:
         if first[k].tobytes() != np.asarray(second[k]).tobytes():
             raise AssertionError(f"output {k}: a second run of the same graph gave other bytes")
@@ -162,6 +163,12 @@ class Harness:
 
             self.pool_port = NativePoolPort(native_lib_path, pool_threads)
             self.pool = KernelPool(self.pool_port, self.lib.fused_madd, "native stand-in")
+            # A pool whose shared memory fills up mid-graph: jobs that do not fit fall back
+            # to one thread (PoolFull), images are synced out, concats finished from both.
+            self.small_ports = [NativePoolPort(native_lib_path, pool_threads, capacity=cap)
+                                for cap in ((64 << 10) + (16 << 10), (64 << 10) + (96 << 10), 1 << 20)]
+            self.small_pools = [KernelPool(port, self.lib.fused_madd, "native stand-in, small memory")
+                                for port in self.small_ports]
         self.wasm = None
         if wasm:
             import wasm_node
@@ -173,7 +180,8 @@ class Harness:
 
     def close(self):
         if self.pool_port is not None:
-            self.pool_port.helpers.shutdown()
+            for port in [self.pool_port, *self.small_ports]:
+                port.helpers.shutdown()
         if self.wasm is not None:
             self.wasm.close()
 
@@ -192,6 +200,9 @@ class Harness:
             ctx.backend = CpuBackend(library=self.lib, threads=3, pool=None)
         elif name == "pool":
             ctx.backend = CpuBackend(library=self.lib, threads=self.pool.threads, pool=self.pool)
+        elif name == "poolfull":
+            pool = self.small_pools[self._pick % len(self.small_pools)]
+            ctx.backend = CpuBackend(library=self.lib, threads=pool.threads, pool=pool)
         elif name == "wasm":
             ctx.backend = CpuBackend(library=self.wasm, pool=None)
         else:
@@ -201,7 +212,7 @@ class Harness:
     def configs(self):
         names = ["reference", "fast", "nolayout", "threads"]
         if self.pool is not None:
-            names.append("pool")
+            names += ["pool", "poolfull"]
         if self.wasm is not None:
             names.append("wasm")
         return names
@@ -224,6 +235,9 @@ class Harness:
         elif name == "pool":
             stats = self.pool.stats()
             cov["pool jobs"] = stats.get("jobs", 0)
+        elif name == "poolfull":
+            full = sum("memory is full" in why for why in ctx.backend.fallback_reasons.values())
+            cov["pool full fallbacks"] = cov.get("pool full fallbacks", 0) + full
 
     def _pair(self, name, *runs) -> list:
         ctx = self.context(name)
@@ -252,14 +266,15 @@ class Harness:
             self.coverage = {}
             self._previous = {}
             self._count = 0
-        self.tiles = TILE_SETTINGS[(self._count if index is None else index) % len(TILE_SETTINGS)]
+        self._pick = self._count if index is None else index
+        self.tiles = TILE_SETTINGS[self._pick % len(TILE_SETTINGS)]
         self._count += 1
         problems = []
         results = {}
         for name in self.configs():
             ctx = self.context(name)
             try:
-                if name in ("threads", "pool"):
+                if name in ("threads", "pool", "poolfull"):
                     with small_tiles(self.tiles):
                         out, graph = build_and_run(ctx, spec)
                 else:
@@ -293,7 +308,7 @@ class Harness:
                 if p:
                     problems.append(f"fast vs reference, output {oid}: {p}")
             if base is not None:
-                for name in ("nolayout", "threads", "pool", "wasm"):
+                for name in ("nolayout", "threads", "pool", "poolfull", "wasm"):
                     if name in results:
                         p = same_bytes(results[name][oid], base[oid])
                         if p:
