@@ -186,10 +186,26 @@ class _Net:
             lo = float(np.float32(self.rng.choice([-1.0, -0.25, 0.0])))
             hi = float(np.float32(self.rng.choice([0.5, 1.5, 3.0])))
             return self.node("clamp", [{"ref": vid}], {"minValue": lo, "maxValue": hi}, np.clip(x, lo, hi))
+        if act == "hardSwish":  # MobileNetV3
+            return self.node("hardSwish", [{"ref": vid}], {}, x * np.clip(x + 3, 0, 6) / 6)
+        if act == "leakyRelu":
+            return self.node("leakyRelu", [{"ref": vid}], {"alpha": 0.125}, np.where(x >= 0, x, 0.125 * x))
+        if act == "sigmoid":
+            return self.node("sigmoid", [{"ref": vid}], {}, 1 / (1 + np.exp(-x)))
         return vid
 
     def random_act(self):
-        return self.rng.choice(["relu", "relu", "relu6", "clamp", None])
+        return self.rng.choice(["relu", "relu", "relu6", "clamp", "hardSwish", "leakyRelu", None])
+
+    def squeeze_excite(self, vid):
+        """MobileNetV3/EfficientNet's squeeze-and-excitation: global average pool, 1x1 conv
+        + relu, 1x1 conv + sigmoid, then the value times that per-channel gate (a
+        broadcasting mul: [N, C, 1, 1] over [N, C, H, W], or [N, 1, 1, C] in NHWC)."""
+        c = self.channels(vid)
+        gap = self.pool(vid, kind="avg", global_=True)
+        r = self.conv(gap, max(1, c // 4), 1, act="relu")
+        gate = self.conv(r, c, 1, act="sigmoid")
+        return self.node("mul", [{"ref": vid}, {"ref": gate}], {}, self.values[vid] * self.values[gate])
 
     def random_conv(self, vid):
         rng = self.rng
@@ -470,7 +486,7 @@ def transformer_graph(rng):
     return spec, {o: net.values[o] for o in spec["outputs"]}
 
 
-BLOCKS = ("conv", "conv", "conv", "pool", "fire", "residual", "shuffle", "scale", "lrn", "skip")
+BLOCKS = ("conv", "conv", "conv", "pool", "fire", "residual", "shuffle", "scale", "lrn", "skip", "se")
 
 
 def client_graph(rng: np.random.Generator, style: str | None = None, max_blocks: int = 6):
@@ -513,6 +529,8 @@ def client_graph(rng: np.random.Generator, style: str | None = None, max_blocks:
                 new = net.channel_scale(cur)
             elif block == "lrn":
                 new = net.lrn(cur)
+            elif block == "se":
+                new = net.squeeze_excite(cur)
             else:  # concat with an earlier value of the same spatial size (a second reader)
                 same = [v for v in zone[:-1] if net.nchw(v).shape[2:] == net.nchw(cur).shape[2:]
                         and net.nchw(v).shape[0] == net.nchw(cur).shape[0]]
