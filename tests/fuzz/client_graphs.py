@@ -396,20 +396,26 @@ class _Net:
             return self.node("softmax", [{"ref": vid}, axis], {}, softmax_ref(x, axis))
         flat = self.node("reshape", [{"ref": vid}, [n, int(np.prod(x.shape[1:]))]], {}, x.reshape(n, -1))
         k = x[0].size
-        classes = int(rng.choice([1, 3, 5, 10]))
+        classes = int(rng.choice([1, 3, 5, 10, 64, 100]))
         w = np.asarray(self.weights((k, classes), k), np.float32).astype(np.float64)
         if rng.random() < 0.6:
-            b = np.asarray(rng.uniform(-0.5, 0.5, classes), np.float32).astype(np.float64)
+            c_shape = [[classes], [classes], [1, classes], [], [1, 1], [n, classes]][int(rng.integers(6))]
+            b = np.asarray(rng.uniform(-0.5, 0.5, c_shape), np.float32).astype(np.float64)
             bT = bool(rng.random() < 0.5)
             wid = self.const(w.T if bT else w)
-            opts = {"c": {"ref": self.const(b)}}
+            cid = self.leaf(b, "inputs" if rng.random() < 0.1 else "constants")
+            opts = {"c": {"ref": cid}}
             if bT:
                 opts["bTranspose"] = True
             alpha, beta = 1.0, 1.0
             if rng.random() < 0.2:
                 alpha, beta = float(rng.choice([0.5, 1.0, 2.0])), float(rng.choice([0.0, 0.5, 1.0]))
                 opts.update(alpha=alpha, beta=beta)
-            logits = self.node("gemm", [{"ref": flat}, {"ref": wid}], opts, alpha * (self.values[flat] @ w) + beta * b)
+            a = flat
+            if rng.random() < 0.1:  # the activations handed over transposed
+                a = self.transpose(flat, [1, 0])
+                opts["aTranspose"] = True
+            logits = self.node("gemm", [{"ref": a}, {"ref": wid}], opts, alpha * (self.values[flat] @ w) + beta * b)
         else:
             wid = self.const(w)
             logits = self.node("matmul", [{"ref": flat}, {"ref": wid}], {}, self.values[flat] @ w)
