@@ -264,8 +264,12 @@ class _Net:
 
     def fire(self, vid):
         rng = self.rng
-        s = int(rng.choice([2, 3, 4, 5, 8]))
-        e1, e3 = int(rng.choice([3, 4, 7, 8, 16])), int(rng.choice([3, 4, 5, 8, 16]))
+        if rng.random() < 0.3:  # SqueezeNet's later fire modules: wide expands, big 3x3 filters
+            s = int(rng.choice([16, 24, 32]))
+            e1, e3 = int(rng.choice([4, 16, 64])), int(rng.choice([16, 48, 64]))
+        else:
+            s = int(rng.choice([2, 3, 4, 5, 8]))
+            e1, e3 = int(rng.choice([3, 4, 7, 8, 16])), int(rng.choice([3, 4, 5, 8, 16]))
         sq = self.conv(vid, s, 1, act="relu")
         a = self.conv(sq, e1, 1, act="relu")
         b = self.conv(sq, e3, 3, act="relu")
@@ -280,7 +284,7 @@ class _Net:
         c = self.channels(vid)
         y = self.conv(vid, c, int(self.rng.choice([1, 3])), act=self.rng.choice(["relu", None]))
         out = self.node("add", [{"ref": vid}, {"ref": y}], {}, self.values[vid] + self.values[y])
-        return self.activation(out, self.rng.choice(["relu", None]))
+        return self.activation(out, self.rng.choice(["relu", "relu6", "clamp", None]))
 
     def shuffle(self, vid):
         """ShuffleNet's channel shuffle, in NCHW (ORT 1.22 wraps it in transposes)."""
@@ -434,9 +438,13 @@ def transformer_graph(rng):
     gelu through erf, residual adds): the exact64 fast paths (erf, layerNormalization),
     the GEMM epilogues and the binary kernels."""
     net = _Net(rng, "transformer")
-    t = int(rng.integers(2, 24))
-    heads = int(rng.choice([1, 2, 4]))
-    d = heads * int(rng.choice([2, 4, 8, 16]))
+    if rng.random() < 0.3:  # big enough for the batched matmul kernel (>= 32^3 per head)
+        t, heads = int(rng.integers(32, 72)), int(rng.choice([1, 2]))
+        d = heads * int(rng.choice([32, 48]))
+    else:
+        t = int(rng.integers(2, 24))
+        heads = int(rng.choice([1, 2, 4]))
+        d = heads * int(rng.choice([2, 4, 8, 16]))
     x = net.leaf(np.round(rng.uniform(-2, 2, (t, d)), 3), "inputs")
 
     def ln(vid):

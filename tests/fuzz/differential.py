@@ -166,7 +166,7 @@ class Harness:
             # A pool whose shared memory fills up mid-graph: jobs that do not fit fall back
             # to one thread (PoolFull), images are synced out, concats finished from both.
             self.small_ports = [NativePoolPort(native_lib_path, pool_threads, capacity=cap)
-                                for cap in ((64 << 10) + (16 << 10), (64 << 10) + (96 << 10), 1 << 20)]
+                                for cap in ((64 << 10) + (16 << 10), (64 << 10) + (96 << 10), (64 << 10) + (192 << 10), 1 << 20)]
             self.small_pools = [KernelPool(port, self.lib.fused_madd, "native stand-in, small memory")
                                 for port in self.small_ports]
         self.wasm = None
