@@ -170,6 +170,7 @@ class Harness:
             self.small_pools = [KernelPool(port, self.lib.fused_madd, "native stand-in, small memory")
                                 for port in self.small_ports]
         self.wasm = None
+        self.wasm_relaxed = None
         if wasm:
             import wasm_node
 
@@ -177,13 +178,21 @@ class Harness:
             if reason is None:
                 self.wasm = wasm_node.NodeWasmBackend(wasm_node.WASM)
                 self.wasm.probe()
+            if wasm_node.unavailable_reason(wasm_node.WASM_RELAXED) is None:
+                relaxed = wasm_node.NodeWasmBackend(wasm_node.WASM_RELAXED)
+                try:
+                    relaxed.probe()
+                    self.wasm_relaxed = relaxed
+                except Exception:  # noqa: BLE001 - this Node has no relaxed SIMD
+                    relaxed.close()
 
     def close(self):
         if self.pool_port is not None:
             for port in [self.pool_port, *self.small_ports]:
                 port.helpers.shutdown()
-        if self.wasm is not None:
-            self.wasm.close()
+        for w in (self.wasm, self.wasm_relaxed):
+            if w is not None:
+                w.close()
 
     def context(self, name):
         from webnn_core import Context
@@ -205,6 +214,8 @@ class Harness:
             ctx.backend = CpuBackend(library=self.lib, threads=pool.threads, pool=pool)
         elif name == "wasm":
             ctx.backend = CpuBackend(library=self.wasm, pool=None)
+        elif name == "wasm-relaxed":
+            ctx.backend = CpuBackend(library=self.wasm_relaxed, pool=None)
         else:
             raise ValueError(name)
         return ctx
@@ -215,6 +226,8 @@ class Harness:
             names += ["pool", "poolfull"]
         if self.wasm is not None:
             names.append("wasm")
+        if self.wasm_relaxed is not None:
+            names.append("wasm-relaxed")
         return names
 
     coverage: dict  # what the compiled "fast" and "pool" plans contained, summed over graphs
@@ -307,6 +320,10 @@ class Harness:
                 p = within(base[oid], results["reference"][oid].astype(np.float64), TOL_FAST)
                 if p:
                     problems.append(f"fast vs reference, output {oid}: {p}")
+            if base is not None and "wasm-relaxed" in results:  # fused multiply-adds: within tolerance
+                p = within(results["wasm-relaxed"][oid], base[oid].astype(np.float64), TOL_FAST)
+                if p:
+                    problems.append(f"wasm-relaxed vs fast, output {oid}: {p}")
             if base is not None:
                 for name in ("nolayout", "threads", "pool", "poolfull", "wasm"):
                     if name in results:
