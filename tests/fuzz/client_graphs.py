@@ -286,13 +286,16 @@ class _Net:
         out = self.node("add", [{"ref": vid}, {"ref": y}], {}, self.values[vid] + self.values[y])
         return self.activation(out, self.rng.choice(["relu", "relu6", "clamp", None]))
 
-    def shuffle(self, vid):
+    def shuffle(self, vid, groups=None):
         """ShuffleNet's channel shuffle, in NCHW (ORT 1.22 wraps it in transposes)."""
         c = self.channels(vid)
-        groups = [g for g in range(2, c) if c % g == 0]
-        if not groups:
-            raise Reject("no channel shuffle of a prime channel count")
-        g = int(self.rng.choice(groups))
+        if groups is None:
+            groups = [g for g in range(2, c) if c % g == 0]
+            if not groups:
+                raise Reject("no channel shuffle of a prime channel count")
+            g = int(self.rng.choice(groups))
+        else:
+            g = groups
         src = vid
         if self.zone == "nhwc":
             if self.style == "nhwc":  # an NHWC client shuffles the last axis
@@ -324,6 +327,67 @@ class _Net:
         else:
             y = self.node("sigmoid", [{"ref": src}], {}, 1 / (1 + np.exp(-x)))
         return self.transpose(y, TO_NHWC) if src != vid else y
+
+    def split_half(self, vid):
+        """The two channel halves of a value by WebNN split (ShuffleNetV2's channel split);
+        each half is its own split call taking one output (spec node "index")."""
+        c = self.channels(vid)
+        if c % 2:
+            raise Reject("odd channel count")
+        axis = self.caxis()
+        halves = np.split(self.values[vid], 2, axis=axis)
+        ids = []
+        for i, half in enumerate(halves):
+            ids.append(self.node("split", [{"ref": vid}, 2], {"axis": axis}, half))
+            self.spec["nodes"][-1]["index"] = i
+        return ids
+
+    def shufflenet_v2(self, vid):
+        """ShuffleNetV2's basic unit: split the channels in half, one half through
+        1x1 conv + relu, 3x3 depthwise, 1x1 conv + relu, concat with the other, shuffle (g 2)."""
+        a, b = self.split_half(vid)
+        c = self.channels(b)
+        y = self.conv(b, c, 1, act="relu")
+        y = self.conv(y, c, 3, groups=c)
+        y = self.conv(y, c, 1, act="relu")
+        return self.shuffle(self.concat([a, y]), groups=2)
+
+    def explicit_pad(self, vid):
+        """A pad step before an unpadded conv (TF-style SAME padding, or reflection/edge)."""
+        rng = self.rng
+        x = self.values[vid]
+        mode = str(rng.choice(["constant", "constant", "reflection", "edge"]))
+        _, _, h, w = self.nchw(vid).shape
+        t, b, left, right = (int(v) for v in rng.integers(0, 3, 4))
+        if mode == "reflection" and (max(t, b) >= h or max(left, right) >= w):
+            mode = "constant"
+        pads = [(0, 0), (0, 0), (t, b), (left, right)]
+        if self.zone == "nhwc":
+            pads = [pads[i] for i in TO_NHWC]
+        np_mode = {"constant": "constant", "reflection": "reflect", "edge": "edge"}[mode]
+        opts = {} if mode == "constant" else {"mode": mode}
+        padded = self.node("pad", [{"ref": vid}, [p[0] for p in pads], [p[1] for p in pads]], opts,
+                           np.pad(x, pads, mode=np_mode))
+        return self.conv(padded, int(rng.choice([3, 5, 8])), 3, padding=[0, 0, 0, 0], act=self.random_act())
+
+    def batch_norm(self, vid):
+        rng = self.rng
+        c = self.channels(vid)
+        mean, var = self.const(rng.uniform(-1, 1, c)), self.const(rng.uniform(0.5, 2, c))
+        scale, bias = self.const(rng.uniform(0.5, 1.5, c)), self.const(rng.uniform(-0.5, 0.5, c))
+        shape = [1, c, 1, 1] if self.zone == "nchw" else [1, 1, 1, c]
+        p = {k: self.values[v].reshape(shape) for k, v in (("m", mean), ("v", var), ("s", scale), ("b", bias))}
+        y = (self.values[vid] - p["m"]) / np.sqrt(p["v"] + np.float32(1e-5)) * p["s"] + p["b"]
+        out = self.node("batchNormalization", [{"ref": vid}, {"ref": mean}, {"ref": var}],
+                        {"scale": {"ref": scale}, "bias": {"ref": bias}, "axis": self.caxis()}, y)
+        return self.activation(out, self.rng.choice(["relu", None]))
+
+    def concat_spatial(self, vid):
+        """A concat along the height (not the channels): stays NCHW for the layout pass."""
+        axis = 2 if self.zone == "nchw" else 1
+        other = self.activation(vid, "relu")
+        value = np.concatenate([self.values[vid], self.values[other]], axis=axis)
+        return self.node("concat", [[{"ref": vid}, {"ref": other}], axis], {}, value)
 
     def lrn(self, vid):
         """LRN across channels as ONNX Runtime's WebNN EP builds it: square, zero-pad the
@@ -500,7 +564,8 @@ def transformer_graph(rng):
     return spec, {o: net.values[o] for o in spec["outputs"]}
 
 
-BLOCKS = ("conv", "conv", "conv", "pool", "fire", "residual", "shuffle", "scale", "lrn", "skip", "se")
+BLOCKS = ("conv", "conv", "conv", "pool", "fire", "residual", "shuffle", "scale", "lrn", "skip", "se", "shufflev2",
+          "pad", "bn", "hconcat")
 
 
 def client_graph(rng: np.random.Generator, style: str | None = None, max_blocks: int = 6):
@@ -545,6 +610,14 @@ def client_graph(rng: np.random.Generator, style: str | None = None, max_blocks:
                 new = net.lrn(cur)
             elif block == "se":
                 new = net.squeeze_excite(cur)
+            elif block == "shufflev2":
+                new = net.shufflenet_v2(cur)
+            elif block == "pad":
+                new = net.explicit_pad(cur)
+            elif block == "bn":
+                new = net.batch_norm(cur)
+            elif block == "hconcat":
+                new = net.concat_spatial(cur)
             else:  # concat with an earlier value of the same spatial size (a second reader)
                 same = [v for v in zone[:-1] if net.nchw(v).shape[2:] == net.nchw(cur).shape[2:]
                         and net.nchw(v).shape[0] == net.nchw(cur).shape[0]]

@@ -97,7 +97,8 @@ def build_graph(ctx, spec):
     for n in spec["nodes"]:
         args = [arg(a) for a in n["args"]]
         options = {k: arg(val) for k, val in n["options"].items()}
-        v[n["id"]] = getattr(b, n["op"])(*args, **options)
+        out = getattr(b, n["op"])(*args, **options)
+        v[n["id"]] = out[n["index"]] if "index" in n else out  # one output of split
     graph = b.build({o: v[o] for o in spec["outputs"]})
     feeds = {i["id"]: np.array(i["data"], np.float32).reshape(i["shape"]) for i in spec["inputs"]}
     return graph, feeds
