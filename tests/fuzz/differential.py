@@ -18,8 +18,17 @@ under several backend configurations, and the results are compared:
              stand-in of the browser's port (tests/kernels/native_pool_port.py):
              shared-memory images, chained activations, concat images
                                                               vs fast (bit for bit)
-  wasm       (optional) the shipped plain wasm build run by Node (tests/kernels/wasm_node.py)
+             and two graphs on one context run interleaved (each: its own-context bytes)
+  poolfull   the same on pools of 16 KiB - 1 MiB of shared memory: jobs that do not fit
+             fall back to one thread mid-graph (PoolFull)     vs fast (bit for bit)
+  wasm       (--wasm) the shipped plain wasm build run by Node (tests/kernels/wasm_node.py)
                                                               vs fast (bit for bit)
+  wasm-relaxed (--wasm) the relaxed-SIMD build (fused multiply-adds)
+                                                              vs fast (tolerance)
+
+Every graph runs twice on its compiled plan (the second time on new input arrays): the
+same bytes. In the browser (run_browser, tests/fuzz/test_differential_browser.py) the same
+nets run on the fuzz page under the polyfill's configurations (PAGE_CONFIGS).
 
 Bit-for-bit is what docs/kernels.md and docs/threads.md promise for these pairs (tiles
 compute every element with the same instructions in the same order; the layout pass is
@@ -28,8 +37,8 @@ float32 in the same order without contraction). Fast vs reference differs by sum
 order (numpy's matmul is BLAS in CPython), so it is compared within a tolerance, as is
 the reference against float64 numpy.
 
-To make small graphs exercise the splits, the thread/pool configurations run with the
-tile thresholds lowered (`small_tiles()`): every conv, pool and GEMM is split.
+To make small graphs exercise the splits, the thread/pool configurations cycle through
+lowered tile thresholds (TILE_SETTINGS, `small_tiles()`), graph by graph.
 
     python3 tests/fuzz/differential.py --minutes 10 --seed 1      (./dev fuzz --differential)
     python3 tests/fuzz/differential.py --replay SEED:INDEX        (one graph, verbose)
@@ -53,6 +62,7 @@ for p in (HERE, ROOT / "tests" / "kernels", ROOT / "tools", ROOT / "py"):
         sys.path.insert(0, str(p))
 
 from client_graphs import client_graph  # noqa: E402
+
 
 def _log(*args):
     print(*args, flush=True)
