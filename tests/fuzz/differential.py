@@ -482,8 +482,12 @@ def run(minutes: float, seed: int, wasm: bool = False, log=_log, json_path=None,
     end = time.monotonic() + minutes * 60
     report = {"seed": seed, "graphs": 0, "failures": [], "configs": harness.configs(), "nodes": 0}
     index = 0
+    next_note = time.monotonic() + 300
     try:
         while time.monotonic() < end:
+            if time.monotonic() > next_note:  # a sign of life in long runs
+                next_note += 300
+                log(f"  ... {report['graphs']} graphs, {len(report['failures'])} failing")
             spec, expected = make(seed, index, style)
             problems = harness.check(spec, expected, index)
             report["graphs"] += 1
