@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import sys
 import time
@@ -269,14 +270,21 @@ class Harness:
         try:
             with small_tiles(self.tiles) if name == "pool" else contextlib.nullcontext():
                 built = [build_graph(ctx, spec) for spec, _ in runs]
+
+                def check(graph, feeds, spec, alone, when):
+                    got = ctx.compute(graph, feeds)
+                    for oid, want in alone.items():
+                        p = same_bytes(np.asarray(got[oid]), want)
+                        if p:
+                            problems.append(f"{name}: two graphs on one context, {when}: graph with outputs "
+                                            f"{spec['outputs']}, output {oid} vs its own context: {p}")
+
                 for _ in range(2):
                     for (graph, feeds), (spec, alone) in zip(built, runs):
-                        got = ctx.compute(graph, feeds)
-                        for oid, want in alone.items():
-                            p = same_bytes(np.asarray(got[oid]), want)
-                            if p:
-                                problems.append(f"{name}: two graphs on one context, run interleaved: graph with "
-                                                f"outputs {spec['outputs']}, output {oid} vs its own context: {p}")
+                        check(graph, feeds, spec, alone, "run interleaved")
+                built[0][0].destroy()  # the other graph's plan, images and resident weights go
+                gc.collect()
+                check(*built[1], *runs[1], "after the first was destroyed")
         except Exception as e:  # noqa: BLE001 - a finding
             problems.append(f"{name}: two graphs on one context: {type(e).__name__}: {e}")
         finally:
