@@ -453,7 +453,7 @@ class _Net:
     def head(self, vid):
         """Global average pool (or the value itself, flattened), reshape, gemm/matmul, softmax."""
         rng = self.rng
-        if rng.random() < 0.7:
+        if rng.random() < 0.7 or self.values[vid][0].size > 2048:  # (a flattened head's weights stay small)
             vid = self.pool(vid, kind="avg" if rng.random() < 0.8 else "max", global_=True)
         if self.style == "ort122":
             vid = self.transpose(vid, TO_NCHW)

@@ -367,6 +367,23 @@ PAGE_CONFIGS = {
 TOL_PAGE = (2e-4, 2e-4)  # each page configuration vs float64 numpy
 
 
+class PageHang(Exception):
+    """A page did not answer in time (Playwright's evaluate has no timeout of its own)."""
+
+
+def evaluate(page, expression, arg=None, seconds=300):
+    """page.evaluate of an async `expression` (a function of one argument), raising
+    PageHang when it has not settled after `seconds`."""
+    script = ("([arg, ms]) => Promise.race([(" + expression + ")(arg), new Promise((_, reject) => "
+              "setTimeout(() => reject(new Error('__hang__')), ms))])")
+    try:
+        return page.evaluate(script, [arg, seconds * 1000])
+    except Exception as e:  # noqa: BLE001
+        if "__hang__" in str(e):
+            raise PageHang(f"no answer after {seconds} s: {expression}") from None
+        raise
+
+
 def open_pages(browser, base_url, names=tuple(PAGE_CONFIGS)):
     """{name: page} of the fuzz page under each configuration (their own browser contexts)."""
     pages = {}
@@ -374,9 +391,15 @@ def open_pages(browser, base_url, names=tuple(PAGE_CONFIGS)):
         context = browser.new_context()
         page = context.new_page()
         page.set_default_timeout(300_000)
+        page.console_log = []
+        page.on("console", lambda m, log=page.console_log: log.append(f"{m.type}: {m.text}"[:300]))
+        page.on("pageerror", lambda e, log=page.console_log: log.append(f"pageerror: {e}"[:300]))
         page.add_init_script(f"self.WEBNN_POLYFILL_CONFIG = {PAGE_CONFIGS[name]}")
         page.goto(f"{base_url}/fuzz/fuzz.html")
-        page.evaluate("fuzz.ready()")
+        try:
+            evaluate(page, "() => fuzz.ready()", None, 300)
+        except PageHang as e:
+            raise PageHang(f"page {name}: the polyfill did not get ready: {e}; console: {page.console_log[-5:]}") from None
         pages[name] = page
     return pages
 
@@ -392,7 +415,12 @@ def browser_check(pages, batch) -> list:
     to the numpy kernels (docs/kernels.md "Numerics": the same float32 operations in the
     same order as Pyodide's non-BLAS numpy), and on the pool equal to one thread."""
     specs = [spec for _, spec, _ in batch]
-    runs = {name: page.evaluate("(specs) => fuzz.graphs(specs)", specs) for name, page in pages.items()}
+    runs = {}
+    for name, page in pages.items():
+        try:
+            runs[name] = evaluate(page, "(specs) => fuzz.graphs(specs)", specs, 60 + 30 * len(specs))
+        except PageHang as e:
+            raise PageHang(f"page {name}: {e}; console: {page.console_log[-5:]}") from None
     found = []
     for k, (index, spec, expected) in enumerate(batch):
         problems = []
@@ -429,7 +457,18 @@ def run_browser(browser, base_url, minutes: float, seed: int, log=_log, batch_si
         while time.monotonic() < end:
             batch = [(i, *make(seed, i)) for i in range(index, index + batch_size)]
             index += batch_size
-            for i, problems in browser_check(pages, batch):
+            try:
+                found = browser_check(pages, batch)
+            except PageHang as e:  # a finding too: the page stopped answering
+                first, last = batch[0][0], batch[-1][0]
+                report["failures"].append({"seed": seed, "index": first, "problems": [str(e)], "spec": None})
+                log(f"FAIL (browser) graphs {seed}:{first}..{last}: {e}")
+                log(f"  reproducer: python3 tests/fuzz/differential.py --replay {seed}:I --browser for each I")
+                close_pages(pages)
+                pages = open_pages(browser, base_url)
+                continue
+            log(f"  ... browser: {report['graphs'] + len(batch)} graphs")
+            for i, problems in found:
                 spec = next(s for j, s, _ in batch if j == i)
                 report["failures"].append({"seed": seed, "index": i, "problems": problems, "spec": spec})
                 log(f"FAIL (browser) graph {seed}:{i} ({spec.get('style')}, {len(spec['nodes'])} nodes)")
