@@ -266,7 +266,8 @@ async function runGraph(spec, ctx) {
     const args = n.args.map((a) => (Array.isArray(a) && a.length && a[0] && typeof a[0] === 'object' && 'ref' in a[0] ? a.map(arg) : arg(a)));
     const options = {};
     for (const [k, val] of Object.entries(n.options || {})) options[k] = arg(val);
-    v.set(n.id, b[n.op](...args, options));
+    const out = b[n.op](...args, options);
+    v.set(n.id, 'index' in n ? out[n.index] : out); // one output of split
   }
   const outs = {};
   for (const id of spec.outputs) outs[id] = v.get(id);

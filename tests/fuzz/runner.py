@@ -187,6 +187,25 @@ def describe(report: dict) -> str:
     return "\n".join(lines)
 
 
+def differential_main(args) -> int:
+    """./dev fuzz --differential: random client-shaped nets through every configuration
+    of the cpu backend in CPython (tests/fuzz/differential.py), then on the fuzz page
+    under the polyfill's configurations; prints a reproducer for each mismatch."""
+    import differential
+
+    share = min(1.0, max(0.0, args.browser_share))
+    report = differential.run(args.minutes * (1 - share), args.seed, wasm=args.wasm) if share < 1 else {}
+    failures = list(report.get("failures", []))
+    if share > 0:
+        with differential.served_browser() as (browser, url):
+            failures += differential.run_browser(browser, url, args.minutes * share, args.seed)["failures"]
+    if args.json:
+        Path(args.json).write_text(json.dumps({"failures": failures, "coverage": report.get("coverage")}, indent=1))
+    print(f"differential: {len(failures)} failing graphs"
+          + ("; replay one with python3 tests/fuzz/differential.py --replay SEED:INDEX [--browser]" if failures else ""))
+    return 1 if failures else 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description="Fuzz the polyfill from a page (see tests/fuzz/runner.py).")
     p.add_argument("--minutes", type=float, default=1.0)
@@ -195,7 +214,15 @@ def main(argv=None) -> int:
     p.add_argument("--mib", type=int, default=16, help="the constant's size in the memory cycles")
     p.add_argument("--parts", default="webidl,graphs,timelines,memory")
     p.add_argument("--json", help="also write the report here")
+    p.add_argument("--differential", action="store_true",
+                   help="the differential test of the cpu backend's fast paths and rewrites instead "
+                        "(tests/fuzz/differential.py): CPython configurations, then a browser share")
+    p.add_argument("--browser-share", type=float, default=0.25,
+                   help="with --differential: the share of the minutes spent on the fuzz page (0: none)")
+    p.add_argument("--wasm", action="store_true", help="with --differential: also the wasm build under Node")
     args = p.parse_args(argv)
+    if args.differential:
+        return differential_main(args)
 
     import serve
     from progress import Progress
