@@ -29,11 +29,13 @@ _EXPECTED = {}
 
 
 def jax_outputs(f, args):
-    """JAX's own results (compiled once per function: XLA compiles dominate the run time)."""
-    if id(f) not in _EXPECTED:
+    """JAX's own results (compiled once per function: XLA compiles dominate the run time).
+    Keyed by the function itself, not id(f): the cache keeps it alive, so a test's local
+    lambda freed later cannot hand its id, and so its cached results, to another one."""
+    if f not in _EXPECTED:
         out = jax.jit(f)(*args)
-        _EXPECTED[id(f)] = [np.asarray(e) for e in (out if isinstance(out, (tuple, list)) else (out,))]
-    return _EXPECTED[id(f)]
+        _EXPECTED[f] = [np.asarray(e) for e in (out if isinstance(out, (tuple, list)) else (out,))]
+    return _EXPECTED[f]
 
 
 def assert_matches_jax(f, args, got):
