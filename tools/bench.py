@@ -67,10 +67,11 @@ WEBGPU_ARGS = os.environ.get("BENCH_WEBGPU_ARGS", "--enable-unsafe-webgpu --use-
 MODEL_TITLES = {"squeezenet": "SqueezeNet 1.0", "mobilenetv2": "MobileNetV2 (synthesized logits)"}
 # (key, label, bench page query)
 ENGINES = [
-    ("polyfill", "WebNN polyfill", "engine=polyfill&ops=1&profile=1"),
+    ("polyfill", "WebNN polyfill", "engine=polyfill&ops=1&profile=1&respond=3"),
+    ("polyfill-worker", "WebNN polyfill, timeline worker", "engine=polyfill&timeline=worker&respond=3"),
     ("polyfill-numpy", "polyfill, numpy only", "engine=polyfill&fast=0&ops=1"),
     ("tfjs-cpu", "TF.js cpu", "engine=tfjs&backend=cpu&ops=1"),
-    ("tfjs-wasm", "TF.js wasm", "engine=tfjs&backend=wasm&ops=1"),
+    ("tfjs-wasm", "TF.js wasm", "engine=tfjs&backend=wasm&ops=1&respond=3"),
     ("tfjs-webgl", "TF.js webgl", "engine=tfjs&backend=webgl&ops=1"),
     ("polyfill-gpu", "WebNN polyfill, gpu device (WebGPU)", "engine=polyfill&device=gpu"),
     ("tfjs-webgpu", "TF.js webgpu", "engine=tfjs&backend=webgpu"),
@@ -335,6 +336,31 @@ def gpu_table(data: dict, models: list) -> str:
     return "\n".join(out)
 
 
+def responsiveness_table(eng: dict, models: list) -> str:
+    """The page while inferring back to back (issue 32): how long each inference holds the
+    page's thread, and the requestAnimationFrame rate and longest frame gap meanwhile."""
+    rows = [(k, r) for k, r in eng.items() if available(r)
+            and any(((r.get("models") or {}).get(m) or {}).get("responsive") for m in models)]
+    if not rows:
+        return ""
+    out = ["### The page while inferring back to back\n",
+           "Each engine infers for 3 s in a loop with no yield of its own (a camera loop), in a window, while "
+           "`requestAnimationFrame` counts frames. **page thread** = the synchronous part of each inference call, the "
+           "time it holds the page's thread (polyfill: `writeTensor` + `dispatch` + `readTensor`; with the timeline "
+           "worker these only post; TF.js: input tensor + `predict`); **inference** = call to result; medians.\n",
+           "| model | engine | page thread / inference | inference | fps | longest frame gap | inferences |",
+           "|---|---|---:|---:|---:|---:|---:|"]
+    for model in models:
+        for key, r in rows:
+            m = ((r.get("models") or {}).get(model) or {}).get("responsive")
+            if not m:
+                continue
+            out.append(f"| {MODEL_TITLES.get(model, model)} | {r['label']} | {fmt(m['pageThreadMs'])} | "
+                       f"{fmt(m['inferenceMs'])} | {m['fps']:.0f} | {fmt(m['longestGapMs'])} | {m['inferences']} |")
+    out.append("")
+    return "\n".join(out)
+
+
 def tables(data: dict, models: list) -> str:
     eng = {k: r for k, r in data["engines"].items() if k not in GPU_ENGINES}  # gpu rows: gpu_table()
     if not eng:
@@ -384,6 +410,8 @@ def tables(data: dict, models: list) -> str:
             out.append(f"| {r['label']} | {fmt(m['weightsMs'])} | {fmt(m['buildMs'])} | {fmt(m['firstMs'])} | "
                        f"{fmt(m['medianMs'])} | {fmt(m['minMs'])} | {len(m['runsMs'])} | {rt} | {top1} | {diff} |")
         out.append("")
+
+    out.append(responsiveness_table(eng, models))
 
     ops_engines = [(k, r) for k, r in eng.items() if available(r) and r.get("ops")]
     if ops_engines:

@@ -49,8 +49,10 @@ export const released = typeof FinalizationRegistry === 'function'
   ? new FinalizationRegistry(([method, handle, remote, isContext]) => {
     if (ENGINE) py(method, [handle]);
     if (remote && isContext) {
-      remote.client.post(['destroyContext', 0, remote.key]);
-      remote.client.closeContext(remote.key);
+      if (remote.client.contexts.has(remote.key)) {  // not destroyed or lost before
+        remote.client.post(['destroyContext', 0, remote.key]);
+        remote.client.closeContext(remote.key);
+      }
     } else if (remote) {
       remote.client.post(['release', 0, handle]);
     }
@@ -220,7 +222,7 @@ function newContext(handle, deviceType, gpuDevice, accelerated, gpu, remote = nu
   const lost = new Promise((r) => { resolveLost = r; });
   const s = { kind: 'MLContext', handle, deviceType, gpuDevice, accelerated, destroyed: false, lost, resolveLost, gpu, remote };
   slots.set(ctx, s);
-  released.register(ctx, ['release', handle, remote, true], s);
+  released.register(ctx, ['release', handle, remote, true]);
   if (gpu) {
     collectedRunners.register(ctx, gpu, s);
     // Device loss loses the context: pending reads reject, the context is destroyed. The
@@ -285,7 +287,6 @@ defineOperation(MLContext.prototype, 'destroy', 0, function () {
   s.destroyed = true;
   py('destroy_context', [ref(s.handle)]);
   if (s.remote) {
-    released.unregister(s);
     s.remote.client.post(['destroyContext', 0, s.remote.key]);
     s.remote.client.closeContext(s.remote.key);
   }
@@ -500,6 +501,15 @@ function afterEarlierReads(s, ready, settle) {
     queueSettle(() => settle(null));
     return;
   }
+  if (!earlier && s.remote) {
+    // The timeline worker's answer arrives in a task of its own (a message event):
+    // nothing is ahead of it, so it settles there, without another task's wait.
+    let failure = null;
+    const tail = ready.catch((e) => { failure = e; }).then(() => settle(failure));
+    s.readTail = tail;
+    tail.then(() => { if (s.readTail === tail) s.readTail = null; });
+    return;
+  }
   let failure = null;
   const mine = ready ? ready.catch((e) => { failure = e; }) : null;
   const tail = Promise.all([earlier, mine]).then(() => new Promise((done) => {
@@ -540,7 +550,7 @@ defineOperation(MLContext.prototype, 'dispatch', 3, function (...args) {
   if (handles) dispatchFast(s.handle, g.handle, handles);
   else py('dispatch', [ref(s.handle), ref(g.handle), inputs, outputs]);  // the engine says what does not match
   // Checked by the shadow: the worker runs it when it gets there; dispatch() returns now.
-  if (s.remote) s.remote.client.post(['dispatch', 0, s.remote.key, g.handle, handles]);
+  if (s.remote) s.remote.client.postNow(['dispatch', 0, s.remote.key, g.handle, handles]);
 });
 
 // The bound tensors' handles in the order of the graph's input names, then its

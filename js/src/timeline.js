@@ -16,7 +16,7 @@
 
 import { CONFIG, ENGINE_STATS, IS_WINDOW, OWN_SCRIPT, TIMELINE_HOST_NAME } from './config.js';
 import { runtimeForWorker } from './startup.js';
-import { SavedDOMException, jsonParse, now } from './intrinsics.js';
+import { SavedDOMException, jsonParse, now, savedQueueMicrotask } from './intrinsics.js';
 import { encodeJson } from './webidl.js';
 
 const SavedWorker = typeof Worker === 'function' ? Worker : null;
@@ -91,6 +91,13 @@ class TimelineClient {
       this.fail(`the timeline worker failed: ${e.message || 'it could not load the polyfill script'}`);
     };
     this.initialised = false;
+    this.outbox = [];
+    this.transfers = [];
+    this.flushQueued = false;
+    this.flushLater = () => {
+      this.flushQueued = false;
+      this.flush();
+    };
   }
 
   // The worker's engine starts with the page's (the first createContext()), from the
@@ -99,12 +106,35 @@ class TimelineClient {
     if (this.initialised) return;
     this.initialised = true;
     runtimeForWorker().then((runtime) => {
-      if (!this.dead) this.worker.postMessage(['init', 0, runtime]);
+      if (!this.dead) this.worker.postMessage(['init', 0, runtime]);  // ahead of any batch: the worker queues calls until its engine is up
     }, (e) => this.fail(`the runtime could not be handed to the timeline worker: ${e && e.message}`));
   }
 
+  // Calls go out in batches: those posted in one turn of the page's event loop travel
+  // as one message (at the end of the turn), and a dispatch or a request sends what is
+  // waiting at once (the worker starts on it while the page goes on).
   post(message, transfer) {
-    if (!this.dead) this.worker.postMessage(message, transfer || []);
+    if (this.dead) return;
+    this.outbox.push(message);
+    if (transfer) for (const t of transfer) this.transfers.push(t);
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      savedQueueMicrotask(this.flushLater);
+    }
+  }
+
+  postNow(message, transfer) {
+    this.post(message, transfer);
+    this.flush();
+  }
+
+  flush() {
+    if (this.dead || !this.outbox.length) return;
+    const batch = this.outbox;
+    const transfers = this.transfers;
+    this.outbox = [];
+    this.transfers = [];
+    this.worker.postMessage(batch.length === 1 ? batch[0] : ['batch', 0, batch], transfers);
   }
 
   // A request: its answer's value, or the mapped error.
@@ -114,7 +144,7 @@ class TimelineClient {
     message[1] = id;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage(message, transfer || []);
+      this.postNow(message, transfer);
     });
   }
 

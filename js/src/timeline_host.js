@@ -161,7 +161,9 @@ function pump() {
 export function startTimelineHost() {
   ml = new ML(INTERNAL);
   globalThis.addEventListener('message', (e) => {
-    queue.push(e.data);
+    const message = e.data;
+    if (message[0] === 'batch') for (const m of message[2]) queue.push(m);
+    else queue.push(message);
     pump();
   });
   post(['hello']);

@@ -8,6 +8,10 @@ One page holds both kinds of context: `webnnPolyfill.config.timeline` is read at
 createContext(), so flipping it to 'page' makes an in-page context to compare with."""
 import pytest
 
+from conftest import CHROMIUM, CHROMIUM_ARGS
+
+WEBGPU_ARGS = ["--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader"]  # as tests/browser/test_webgpu.py
+
 PAGE = "/test-pages/timeline.html"
 
 
@@ -247,3 +251,46 @@ def test_the_worker_ends_with_its_last_context(tpage):
 
 def test_no_page_errors(tpage):
     assert tpage.errors == []
+
+
+def test_gpu_contexts_run_on_webgpu_in_the_worker(browser, server, playwright):
+    """A gpu context in the worker runs on the worker's own WebGPU device (SwiftShader
+    here) with the results of an in-page gpu context; createContext(gpuDevice) stays in
+    the page, where that device lives."""
+
+    gpu_browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS + WEBGPU_ARGS)
+    try:
+        page = gpu_browser.new_page()
+        page.goto(server + PAGE)
+        r = page.evaluate("""async () => {
+          if (!navigator.gpu || !(await navigator.gpu.requestAdapter())) return {skip: 'no WebGPU adapter in this Chromium'};
+          const run = async (where, device) => {
+            webnnPolyfill.config.timeline = where;
+            const ctx = await navigator.ml.createContext(device || {deviceType: 'gpu'});
+            webnnPolyfill.config.timeline = 'worker';
+            const b = new MLGraphBuilder(ctx);
+            const x = b.input('x', {dataType: 'float32', shape: [2, 8]});
+            const w = b.constant({dataType: 'float32', shape: [8, 3]}, Float32Array.from({length: 24}, (_, i) => (i % 7) / 7 - 0.4));
+            const g = await b.build({y: b.sigmoid(b.matmul(x, w))});
+            const xt = await ctx.createTensor({dataType: 'float32', shape: [2, 8], writable: true});
+            const yt = await ctx.createTensor({dataType: 'float32', shape: [2, 3], readable: true});
+            ctx.writeTensor(xt, Float32Array.from({length: 16}, (_, i) => i / 8 - 1));
+            ctx.dispatch(g, {x: xt}, {y: yt});
+            const bytes = Array.from(new Uint8Array(await ctx.readTensor(yt)));
+            const backend = await webnnPolyfill.engineStats.kernels.backend(ctx);
+            const out = {bytes, location: webnnPolyfill.engineStats.kernels.location(ctx), webgpu: !!backend.webgpu,
+                         accelerated: ctx.accelerated};
+            ctx.destroy();
+            return out;
+          };
+          const device = await (await navigator.gpu.requestAdapter()).requestDevice();
+          return {worker: await run('worker'), page: await run('page'), own: await run('worker', device)};
+        }""")
+    finally:
+        gpu_browser.close()
+    if r.get("skip"):
+        pytest.skip(r["skip"])
+    assert r["worker"]["location"] == "worker" and r["worker"]["webgpu"] and r["worker"]["accelerated"]
+    assert r["page"]["location"] == "page" and r["page"]["webgpu"]
+    assert r["own"]["location"] == "page" and r["own"]["webgpu"]
+    assert r["worker"]["bytes"] == r["page"]["bytes"] == r["own"]["bytes"]
