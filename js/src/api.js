@@ -550,7 +550,10 @@ defineOperation(MLContext.prototype, 'dispatch', 3, function (...args) {
   if (handles) dispatchFast(s.handle, g.handle, handles);
   else py('dispatch', [ref(s.handle), ref(g.handle), inputs, outputs]);  // the engine says what does not match
   // Checked by the shadow: the worker runs it when it gets there; dispatch() returns now.
-  if (s.remote) s.remote.client.postNow(['dispatch', 0, s.remote.key, g.handle, handles]);
+  if (s.remote) {
+    if (!handles) throw new SavedDOMException('dispatch: the graph is not known to the timeline worker', 'InvalidStateError');
+    s.remote.client.postNow(['dispatch', 0, s.remote.key, g.handle, handles]);
+  }
 });
 
 // The bound tensors' handles in the order of the graph's input names, then its
@@ -748,17 +751,25 @@ defineOperation(builderProto, 'build', 1, promiseOperation(function (...args) {
   const graph = newGraph(built, s.context);
   const remote = s.context.remote;
   released.register(graph, ['release', built.graph, remote]);
-  if (remote) {
-    // The worker builds its own from the normalised IR and the constants' bytes (moved,
-    // not copied: the page's graph drops its constants now); ready when the worker's is.
-    const { document, sizes } = py('graph_export', [ref(built.graph)]);
-    const constants = typedArrayBuffer(py('graph_constants', [ref(built.graph)]));
-    const ready = remote.client.request(['build', 0, remote.key, built.graph, document, sizes, constants], [constants]);
-    return resolveInTask(s.context, ready.then(() => graph));
-  }
+  if (remote) return resolveInTask(s.context, sendGraph(s.context, slots.get(graph)).then(() => graph));
   // A graph planned for the GPU is ready once its pipelines are.
   return resolveInTask(s.context, s.context.gpu ? s.context.gpu.settled().then(() => graph) : graph);
 }));
+
+// A graph of a context in the timeline worker: the worker builds its own from the
+// normalised IR and the constants' bytes (moved, not copied: the page's graph drops its
+// constants now). Resolves when the worker's graph is ready (a GPU graph's pipelines),
+// with the graph's input and output names in its order (dispatch's handles follow it).
+// Also for graphs the model loaders made (js/src/nnef.js, xla.js).
+export function sendGraph(context, g) {
+  const { remote } = context;
+  const { document, sizes } = py('graph_export', [ref(g.handle)]);
+  const constants = typedArrayBuffer(py('graph_constants', [ref(g.handle)]));
+  return remote.client.request(['build', 0, remote.key, g.handle, document, sizes, constants], [constants]).then((names) => {
+    g.inputNames = names.inputNames;
+    g.outputNames = names.outputNames;
+  });
+}
 
 function newGraph(built, context) {
   const graph = new MLGraph(INTERNAL);

@@ -113,14 +113,15 @@ const HANDLERS = {
   },
   build(id, key, handle, document, sizes, constants) {
     const graph = hostLoadGraph(objects.get(key), document, sizes, new SavedUint8Array(constants));
+    const names = (g) => ({ inputNames: slots.get(g).inputNames, outputNames: slots.get(g).outputNames });
     if (!graph || typeof graph.then !== 'function') {
       objects.set(handle, graph);
-      reply(id, null);
+      reply(id, names(graph));
       return null;
     }
     return graph.then((g) => {
       objects.set(handle, g);
-      reply(id, null);
+      reply(id, names(g));
     }, (e) => fail(id, e));
   },
   destroyTensor(id, handle) { destroy(handle); },

@@ -294,3 +294,49 @@ def test_gpu_contexts_run_on_webgpu_in_the_worker(browser, server, playwright):
     assert r["page"]["location"] == "page" and r["page"]["webgpu"]
     assert r["own"]["location"] == "page" and r["own"]["webgpu"]
     assert r["worker"]["bytes"] == r["page"]["bytes"] == r["own"]["bytes"]
+
+
+def test_the_worker_starts_from_the_pages_runtime_and_the_page_keeps_no_constants(tpage):
+    r = tpage.evaluate("""async () => {
+      const ctx = await makeContext('worker');
+      const b = new MLGraphBuilder(ctx);
+      const x = b.input('x', {dataType: 'float32', shape: [64, 64]});
+      const g = await b.build({y: b.matmul(x, b.constant({dataType: 'float32', shape: [64, 64]}, new Float32Array(4096).fill(0.5)))});
+      const s = webnnPolyfill.engineStats.timeline;
+      for (let i = 0; i < 600 && s.worker !== 'ready'; i++) await new Promise((r) => setTimeout(r, 100));
+      // The page's engine: its shadow graphs hold no constant values once built.
+      const kept = webnnPolyfill.pyodide().runPython(`
+from webnn_core import bridge
+from webnn_core.graph import Graph
+kept = 0
+for obj in list(bridge._objects.values()):
+    if isinstance(obj, Graph) and obj.context.shadow:
+        for node in obj.nodes:
+            kept += sum(1 for o in node.inputs if o is not None and o.kind == 'constant' and o.value is not None)
+kept`);
+      const out = {worker: s.worker, snapshot: s.workerStats && s.workerStats.snapshot, kept, pageThreads: webnnPolyfill.engineStats.threads.reason};
+      g.destroy();
+      ctx.destroy();
+      return out;
+    }""")
+    assert r["worker"] == "ready"
+    assert r["snapshot"] == "from the page"  # restored from the snapshot the page fetched, not fetched again
+    assert r["kept"] == 0
+    assert "timeline worker" in r["pageThreads"]
+
+
+def test_workers_keep_executing_in_thread(tpage):
+    """A dedicated worker is not a page's main thread: its contexts execute in it, and
+    engineStats says so and why, even with timeline: 'worker'."""
+    r = tpage.evaluate("""async () => {
+      const script = new URL('/dist/webnn-polyfill.js', location.href).href;
+      const source = `self.WEBNN_POLYFILL_CONFIG = {timeline: 'worker'}; importScripts(${JSON.stringify(script)});
+        navigator.ml.createContext().then((ctx) => postMessage({location: webnnPolyfill.engineStats.kernels.location(ctx),
+          reason: webnnPolyfill.engineStats.timeline.reason}), (e) => postMessage({error: String(e)}));`;
+      const w = new Worker(URL.createObjectURL(new Blob([source], {type: 'text/javascript'})));
+      const answer = await new Promise((resolve) => { w.onmessage = (e) => resolve(e.data); w.onerror = (e) => resolve({error: e.message}); });
+      w.terminate();
+      return answer;
+    }""")
+    assert r.get("location") == "page", r
+    assert "main thread" in r["reason"]
