@@ -81,7 +81,9 @@ GPU_ENGINES = ("polyfill-gpu", "tfjs-webgpu")
 
 
 # The start-up table (issue 14): engine start vs TF.js wasm's backend-ready time.
-STARTUP_ENGINES = [("polyfill", "WebNN polyfill", "engine=polyfill"), ("tfjs-wasm", "TF.js wasm", "engine=tfjs&backend=wasm")]
+STARTUP_ENGINES = [("polyfill", "WebNN polyfill", "engine=polyfill"),
+                   ("polyfill-worker", "WebNN polyfill, timeline worker", "engine=polyfill&timeline=worker"),
+                   ("tfjs-wasm", "TF.js wasm", "engine=tfjs&backend=wasm")]
 
 
 def log(*args):
@@ -205,10 +207,10 @@ def run_startup(base: str, args, progress: Progress) -> dict:
                             runs[key]["error"] = r.get("unavailable") or r.get("error") or "no start time"
                             break
                         runs[key][kind].append(r["start"]["readyMs"])
-                        if key == "polyfill":
+                        if key.startswith("polyfill"):
                             runs[key]["snapshot"].append(r["start"].get("snapshot"))
                             runs[key]["phases"].append({"kind": kind, **(r["start"].get("phases") or {})})
-                        if kind == "cold" and key == "polyfill":  # the next start needs the stored snapshot
+                        if kind == "cold" and key.startswith("polyfill"):  # the next start needs the stored snapshot
                             wait_until(page, "!['created', 'built'].includes(webnnPolyfill.engineStats.snapshot)"
                                              " || webnnPolyfill.engineStats.snapshotStored === true", 120)
                         page.close()
@@ -240,7 +242,7 @@ def startup_table(startup: dict) -> str:
            "served beside the runtime); warm = the same page again in that profile (the polyfill restores its "
            "snapshot from Cache Storage). Engines interleaved round by round; medians.\n",
            "| engine | cold profile | warm profile | runs |", "|---|---:|---:|---:|"]
-    for r in (poly, tf):
+    for r in (poly, startup.get("polyfill-worker", {}), tf):
         if not r:
             continue
         if r.get("error"):

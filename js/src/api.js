@@ -127,10 +127,11 @@ defineOperation(ML.prototype, 'createContext', 0, promiseOperation(function (opt
   // with the reason in engineStats.backend(context) and engineStats.webgpu.
   // On a window's main thread the context may execute in the timeline worker
   // (js/src/timeline.js); a GPUDevice the page gave stays where it lives, in the page.
-  const timeline = gpuDevice ? null : timelineClient();
+  const started = engine();
+  const timeline = gpuDevice ? null : timelineClient(started);
   const device = deviceType !== 'gpu' || timeline ? null
     : gpuDevice ? { device: gpuDevice, adapter: 'the GPUDevice given to createContext()' } : defaultGpuDevice();
-  return Promise.all([engine(), device, timeline]).then(([, found, client]) => {
+  return Promise.all([started, device, timeline]).then(([, found, client]) => {
     if (client) return remoteContext(client, deviceType, powerPreference, accelerated);
     if (timeline && deviceType === 'gpu') {  // the worker could not start: the page's own device
       return Promise.resolve(defaultGpuDevice()).then((dev) => pageContext(dev, deviceType, powerPreference, accelerated, gpuDevice));

@@ -20,6 +20,7 @@ import { SavedDOMException, jsonParse, now, savedQueueMicrotask } from './intrin
 import { encodeJson } from './webidl.js';
 
 const SavedWorker = typeof Worker === 'function' ? Worker : null;
+const HARDWARE_CONCURRENCY = Math.max(1, Number(globalThis.navigator && globalThis.navigator.hardwareConcurrency) || 1);
 
 // engineStats.timeline: where contexts execute, the worker's state and its start-up.
 export const TIMELINE_STATS = {
@@ -100,12 +101,15 @@ class TimelineClient {
     };
   }
 
-  // The worker's engine starts with the page's (the first createContext()), from the
-  // files the page fetched and verified, restoring the same snapshot.
-  start() {
+  // The worker's engine starts at the first createContext(), from the files the page
+  // fetched and verified, restoring the same snapshot: beside the page's engine where
+  // there are cores for both, else once the page's is up (two starts at once on two
+  // cores slowed the page's createContext() from 2.0 to 6.1 s, load ~20; docs/performance.md).
+  start(pageEngine) {
     if (this.initialised) return;
     this.initialised = true;
-    runtimeForWorker().then((runtime) => {
+    const after = HARDWARE_CONCURRENCY > 2 ? Promise.resolve() : pageEngine.catch(() => {});
+    after.then(() => runtimeForWorker()).then((runtime) => {
       if (!this.dead) this.worker.postMessage(['init', 0, runtime]);  // ahead of any batch: the worker queues calls until its engine is up
     }, (e) => this.fail(`the runtime could not be handed to the timeline worker: ${e && e.message}`));
   }
@@ -236,7 +240,7 @@ export function prespawnTimelineWorker() {
 }
 
 // The worker for a new context: a promise of the client, or null (run in the page).
-export function timelineClient() {
+export function timelineClient(pageEngine) {
   const why = pageReason();
   TIMELINE_STATS.mode = why ? 'page' : 'worker';
   TIMELINE_STATS.reason = CONFIG.timeline === 'worker' ? why || null : null;
@@ -247,7 +251,7 @@ export function timelineClient() {
     TIMELINE_STATS.reason = brokenReason;
     return null;
   }
-  c.start();
+  c.start(pageEngine);
   return c.hello.then((alive) => {
     if (alive) return c;
     TIMELINE_STATS.mode = 'page';
