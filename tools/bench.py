@@ -11,8 +11,11 @@ cold): SqueezeNet 1.0 and MobileNetV2 (synthesized logits) from
 ../shared/models ($WEBNN_MODELS); cold start (script load -> context ready)
 with an empty and with a warm HTTP cache; weights load, build, first
 inference, median and min of N inferences; single-op timings of the biggest
-conv2d / depthwise / matmul shapes; and the polyfill's per-op breakdown
-inside the models. Prints markdown tables; --out writes all the numbers as
+conv2d / depthwise / matmul shapes; the polyfill's per-op breakdown
+inside the models; and, for the polyfill in the page, the polyfill with its
+timeline worker (WEBNN_POLYFILL_CONFIG.timeline = 'worker') and TF.js wasm,
+the page while inferring back to back for 3 s: the page-thread time per
+inference, the requestAnimationFrame rate and the longest frame gap. Prints markdown tables; --out writes all the numbers as
 JSON, --markdown writes the tables into that file (between the
 `<!-- bench:begin -->` / `<!-- bench:end -->` markers if present).
 
