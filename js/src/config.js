@@ -39,7 +39,7 @@ export const CONFIG = Object.assign(
     // return at once; the page keeps building and validating); 'page': on the page's
     // own thread, as in a worker scope (docs/architecture.md, "The timeline worker").
     timeline: 'page' },
-  IS_TIMELINE_HOST ? hostConfig() : globalThis.WEBNN_POLYFILL_CONFIG || {});
+  globalThis.WEBNN_POLYFILL_CONFIG || {}, IS_TIMELINE_HOST ? hostConfig() : {});
 
 // Where this script was loaded from: the runtime files sit beside it by default.
 function scriptBase() {

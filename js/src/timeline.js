@@ -34,11 +34,11 @@ export const TIMELINE_STATS = {
   errors: [],  // failures of enqueued calls the worker reported (no promise to reject)
   // The worker's last dispatches (tests, benchmarks): a promise of [[start, end], ...],
   // ms since the epoch (performance.timeOrigin + performance.now() in the worker).
-  dispatchTimes: () => (client && !client.dead ? client.request(['times', 0]) : Promise.resolve([])),
+  dispatchTimes: () => (sharedClient && !sharedClient.dead ? sharedClient.request(['times', 0]) : Promise.resolve([])),
 };
 ENGINE_STATS.timeline = TIMELINE_STATS;
 
-let client = null;
+let sharedClient = null;
 let brokenReason = null;  // the worker could not run here: every later context in the page
 
 // Why contexts created now run in the page ('' when they go to the worker).
@@ -189,7 +189,7 @@ class TimelineClient {
 
   shutDown(reason, name) {
     this.worker.terminate();
-    if (client === this) client = null;
+    if (sharedClient === this) sharedClient = null;
     const pending = [...this.pending.values()];
     this.pending.clear();
     for (const p of pending) p.reject(new SavedDOMException(reason, name));
@@ -222,15 +222,15 @@ class TimelineClient {
 }
 
 function spawn() {
-  if (!client || client.dead) {
+  if (!sharedClient || sharedClient.dead) {
     try {
-      client = new TimelineClient();
+      sharedClient = new TimelineClient();
     } catch (e) {  // a Content-Security-Policy without worker-src for this script, ...
       brokenReason = `the timeline worker could not start: ${e && e.message}`;
       return null;
     }
   }
-  return client;
+  return sharedClient;
 }
 
 // At script load (with the runtime's prefetch): the worker loads this script meanwhile;

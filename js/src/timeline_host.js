@@ -25,7 +25,7 @@ const queue = [];
 let busy = false;
 let ml = null;
 
-function post(message, transfer) {
+function toPage(message, transfer) {
   globalThis.postMessage(message, transfer || []);
 }
 
@@ -35,12 +35,12 @@ function errorOf(e) {
 }
 
 function reply(id, value, transfer) {
-  if (id) post(['reply', id, 1, value], transfer);
+  if (id) toPage(['reply', id, 1, value], transfer);
 }
 
-function fail(id, e) {
-  if (id) post(['reply', id, 0, errorOf(e)]);
-  else post(['error', 0, 0, errorOf(e)]);
+function replyError(id, e) {
+  if (id) toPage(['reply', id, 0, errorOf(e)]);
+  else toPage(['error', 0, 0, errorOf(e)]);
 }
 
 function slotOfKey(key) {
@@ -63,20 +63,20 @@ const HANDLERS = {
       const { startMs, snapshot, threads, simd, phases, webgpu } = ENGINE_STATS;
       let stats = null;
       try { stats = encodeJson({ startMs, snapshot, threads, simd, phases, webgpu }); } catch (e) { stats = 'null'; }
-      post(['ready', stats]);
-    }, (e) => post(['failed', e && e.message ? e.message : String(e)]));
+      toPage(['ready', stats]);
+    }, (e) => toPage(['failed', e && e.message ? e.message : String(e)]));
   },
   context(id, key, deviceType, powerPreference) {
     return ml.createContext({ deviceType, powerPreference }).then((ctx) => {
       objects.set(key, ctx);
       const s = slots.get(ctx);
-      ctx.lost.then((info) => { if (!s.closedByPage) post(['lost', key, info.message]); });
+      ctx.lost.then((info) => { if (!s.closedByPage) toPage(['lost', key, info.message]); });
       const webgpu = s.gpu ? { token: s.gpu.token, adapter: s.gpu.adapter, limits: s.gpu.limits() }
         : { reason: ENGINE_STATS.webgpu ? ENGINE_STATS.webgpu.reason : null };
       reply(id, { webgpu });
     }, (e) => {
-      if (id) fail(id, e);
-      else post(['lost', key, `the timeline worker could not create the context: ${errorOf(e)[1]}`]);
+      if (id) replyError(id, e);
+      else toPage(['lost', key, `the timeline worker could not create the context: ${errorOf(e)[1]}`]);
     });
   },
   tensor(id, key, handle, desc) {
@@ -105,7 +105,7 @@ const HANDLERS = {
       cs.gpu.read(buffer, bytes).then((data) => {
         const out = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength ? data : data.slice();
         reply(id, out.buffer, [out.buffer]);
-      }, (e) => fail(id, e));
+      }, (e) => replyError(id, e));
       return;
     }
     const out = copyFromHeap(answer.bytes);
@@ -122,7 +122,7 @@ const HANDLERS = {
     return graph.then((g) => {
       objects.set(handle, g);
       reply(id, names(g));
-    }, (e) => fail(id, e));
+    }, (e) => replyError(id, e));
   },
   destroyTensor(id, handle) { destroy(handle); },
   destroyGraph(id, handle) { destroy(handle); },
@@ -146,12 +146,12 @@ function pump() {
     try {
       result = HANDLERS[op](...message.slice(1));
     } catch (e) {
-      fail(id, e);
+      replyError(id, e);
       continue;
     }
     if (result && typeof result.then === 'function') {
       busy = true;
-      result.catch((e) => fail(id, e)).then(() => {
+      result.catch((e) => replyError(id, e)).then(() => {
         busy = false;
         pump();
       });
@@ -167,5 +167,5 @@ export function startTimelineHost() {
     else queue.push(message);
     pump();
   });
-  post(['hello']);
+  toPage(['hello']);
 }
