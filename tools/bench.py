@@ -44,6 +44,7 @@ import os
 import platform
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,9 +85,11 @@ GPU_ENGINES = ("polyfill-gpu", "tfjs-webgpu")
 
 
 # The start-up table (issue 14): engine start vs TF.js wasm's backend-ready time.
+# TF.js single-threaded (threads=0), as in any page that is not cross-origin isolated: the bench
+# page is isolated, where TF.js would pick its threaded build, whose worker pool slows its start.
 STARTUP_ENGINES = [("polyfill", "WebNN polyfill", "engine=polyfill"),
                    ("polyfill-worker", "WebNN polyfill, timeline worker", "engine=polyfill&timeline=worker"),
-                   ("tfjs-wasm", "TF.js wasm", "engine=tfjs&backend=wasm")]
+                   ("tfjs-wasm", "TF.js wasm, single-threaded", "engine=tfjs&backend=wasm&threads=0")]
 
 
 def log(*args):
@@ -226,6 +229,164 @@ def run_startup(base: str, args, progress: Progress) -> dict:
     finally:
         profiles.close()
     return {"machine": machine_info(args.browser, profiles.version), "startup": runs}
+
+
+# ------------------------------------------------------------------ network mode (issue 34)
+# What a visitor waits for: web/bench/start.html starts one engine (script inserted -> ready)
+# in a new browser profile per cold trial, then again in that profile (warm), served by
+# tools/serve.py as a CDN serves (precompressed zstd / brotli / gzip by Accept-Encoding), under
+# Chromium's network emulation; bytes on the wire from the browser's own accounting (CDP
+# Network.loadingFinished encodedDataLength, per engine: the requests under its folder).
+NETWORKS = [
+    # Lighthouse's desktop setting: 10 Mbit/s down and up, 40 ms round trip.
+    ("10 Mbit/s, 40 ms", {"offline": False, "latency": 40, "downloadThroughput": 10e6 / 8,
+                          "uploadThroughput": 10e6 / 8}),
+    ("unthrottled", None),
+]
+# (key, label, start.html query, URL prefix of its files)
+NETWORK_ENGINES = [
+    ("polyfill", "this polyfill (`createContext()` resolved)", "engine=polyfill", "/dist/"),
+    ("polyfill-nosnap", "this polyfill, `buildSnapshot: false`",
+     "engine=polyfill&config=" + urllib.parse.quote('{"buildSnapshot":false}'), "/dist/"),
+    ("ort-wasm", "ONNX Runtime Web 1.30 wasm EP (`ort.wasm.min.js`, 1 thread, a one-node session created)",
+     "engine=ort-wasm", "/ort/"),
+    ("tfjs-wasm", "TF.js 4.22 wasm, single-threaded (tf-core + tf-backend-wasm, `tf.ready()`)",
+     "engine=tfjs-wasm", "/vendor/"),
+]
+
+
+def one_node_model() -> str:
+    """A one-node ONNX model (Relu on float32[1, 4]) for ORT's session, base64 (onnx package)."""
+    import base64
+
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    onnx.checker.check_model(model)
+    return base64.b64encode(model.SerializeToString()).decode()
+
+
+class WireLog:
+    """Bytes on the wire of one page, from Chromium's own accounting (CDP Network domain)."""
+
+    def __init__(self, context, page, conditions):
+        self.urls, self.sizes = {}, {}
+        self.cdp = context.new_cdp_session(page)
+        self.cdp.on("Network.requestWillBeSent", lambda e: self.urls.__setitem__(e["requestId"], e["request"]["url"]))
+        self.cdp.on("Network.loadingFinished",
+                    lambda e: self.sizes.__setitem__(e["requestId"], e.get("encodedDataLength", 0)))
+        self.cdp.send("Network.enable")
+        if conditions:
+            self.cdp.send("Network.emulateNetworkConditions", conditions)
+
+    def bytes_under(self, prefix: str) -> tuple:
+        """(bytes, requests) of the finished requests whose path starts with prefix."""
+        hits = [n for rid, n in self.sizes.items()
+                if urllib.parse.urlsplit(self.urls.get(rid, "")).path.startswith(prefix)]
+        return sum(hits), len(hits)
+
+
+def run_network(base: str, args, progress: Progress) -> dict:
+    """Cold (new profile) and warm (same profile) starts of each engine on each network,
+    interleaved round by round."""
+    from playwright.sync_api import sync_playwright
+
+    import tempfile
+
+    engines_ = [e for e in NETWORK_ENGINES if e[0] in args.network_engines]
+    model = one_node_model()
+    runs = {net: {key: {"label": label, "cold": [], "warm": [], "coldBytes": [], "warmBytes": [], "requests": [],
+                        "snapshot": [], "phases": []}
+                  for key, label, _, _ in engines_} for net, _ in NETWORKS}
+    task = progress.add("network rounds", total=(args.startup_runs + 1) * len(NETWORKS) * len(engines_))
+    version = None
+    with sync_playwright() as pw:
+        # Round 0 is not counted: it fills the server's compression cache for the anchors'
+        # files (compressed on the fly once, as a CDN's cache would hold them).
+        for round_ in range(args.startup_runs + 1):
+            for net, conditions in NETWORKS:
+                for key, label, query, prefix in engines_:
+                    r = runs[net][key]
+                    url = f"{base}/bench/start.html?{query}" + (f"&model={urllib.parse.quote(model)}" if key == "ort-wasm" else "")
+                    with tempfile.TemporaryDirectory(prefix="bench-net-") as profile:
+                        ctx = pw.chromium.launch_persistent_context(
+                            profile, executable_path=browser_engines.chromium_path(),
+                            args=browser_engines.CHROMIUM_ARGS, headless=True)
+                        version = version or (ctx.browser.version if ctx.browser else None)
+                        try:
+                            for kind in ("cold", "warm"):
+                                page = ctx.new_page()
+                                wire = WireLog(ctx, page, conditions)
+                                page.goto(url, timeout=args.page_timeout * 1000)
+                                page.wait_for_function("window.startResult", timeout=args.page_timeout * 1000)
+                                res = page.evaluate("window.startResult")
+                                if res.get("error"):
+                                    r["error"] = res["error"][:300]
+                                    break
+                                if round_ and key.startswith("polyfill"):
+                                    r["snapshot"].append(res.get("snapshot"))
+                                    r["phases"].append({"kind": kind, "net": net, **(res.get("phases") or {})})
+                                if kind == "cold" and key.startswith("polyfill"):  # the warm start restores it
+                                    page.wait_for_function(
+                                        "!['created', 'built'].includes(webnnPolyfill.engineStats.snapshot)"
+                                        " || webnnPolyfill.engineStats.snapshotStored === true",
+                                        timeout=args.page_timeout * 1000)
+                                if round_:
+                                    nbytes, nreq = wire.bytes_under(prefix)
+                                    r[kind].append(res["readyMs"])
+                                    r[f"{kind}Bytes"].append(nbytes)
+                                    if kind == "cold":
+                                        r["requests"].append(nreq)
+                                page.close()
+                        finally:
+                            for p in ctx.pages:
+                                p.close()
+                            ctx.close()
+                    progress.advance(task)
+            if round_:
+                progress.log(f"network round {round_}/{args.startup_runs}: " + "; ".join(
+                    f"{net}: " + ", ".join(f"{key} {fmt(r['cold'][-1] if r['cold'] else None)}"
+                                           for key, r in runs[net].items()) for net, _ in NETWORKS))
+    info = machine_info("chromium", version)
+    return {"machine": info, "network": runs}
+
+
+def network_table(network: dict) -> str:
+    out = ["### First and later visits over a network: script inserted → ready\n",
+           "Served by `tools/serve.py` as a CDN serves: precompressed zstd / brotli / gzip by Accept-Encoding "
+           "(Chromium takes zstd). Chromium's network emulation (`Network.emulateNetworkConditions`); "
+           "cold = a new browser profile, warm = the same page again in that profile (the polyfill restores its "
+           "engine snapshot from Cache Storage). Bytes on the wire: Chromium's `encodedDataLength` of the engine's "
+           "requests (its folder on the server: `/dist/`, `/ort/`, `/vendor/`), headers included. Engines "
+           "interleaved round by round; medians.\n"]
+    for net, engines_ in network.items():
+        out += [f"**{net}**\n", "| engine | cold (ms) | warm (ms) | bytes on the wire, cold | warm | requests | runs |",
+                "|---|---:|---:|---:|---:|---:|---:|"]
+        for key, r in engines_.items():
+            if r.get("error"):
+                out.append(f"| {r['label']} | unavailable: {str(r['error']).splitlines()[0][:100]} | | | | | |")
+                continue
+            out.append(f"| {r['label']} | {fmt(median(r['cold']))} | {fmt(median(r['warm']))} | "
+                       f"{mb(median(r['coldBytes']))} | {mb(median(r['warmBytes']))} | "
+                       f"{median(r['requests']) if r['requests'] else '–'} | {len(r['cold'])} |")
+        poly, ort_, tf = (engines_.get(k, {}) for k in ("polyfill", "ort-wasm", "tfjs-wasm"))
+        for ref, name in ((ort_, "ORT-web wasm"), (tf, "TF.js wasm")):
+            if poly.get("cold") and ref.get("cold"):
+                out.append(f"| **polyfill / {name}** | **{ratio(median(poly['cold']), median(ref['cold']))}** | "
+                           f"**{ratio(median(poly['warm']), median(ref['warm']))}** | "
+                           f"{ratio(median(poly['coldBytes']), median(ref['coldBytes']))} | | | |")
+        out.append("")
+    return "\n".join(out)
+
+
+def mb(n) -> str:
+    if n is None:
+        return "–"
+    return f"{n / 1e6:.2f} MB" if n >= 100_000 else f"{n / 1e3:.1f} kB"
 
 
 def median(values):
@@ -525,6 +686,12 @@ def main(argv=None) -> int:
     p.add_argument("--startup-runs", type=int, default=5,
                    help="rounds of the start-up table (cold + warm profile per engine; default 5, 0 skips it)")
     p.add_argument("--startup-only", action="store_true", help="only the start-up table")
+    p.add_argument("--network", action="store_true",
+                   help="with --startup-only: the network table instead (first and later visits at 10 Mbit/s "
+                        "+ 40 ms and unthrottled, bytes on the wire; the polyfill vs ORT-web 1.30 wasm and "
+                        "TF.js wasm; Chromium)")
+    p.add_argument("--network-engines", default=",".join(k for k, _, _, _ in NETWORK_ENGINES),
+                   help="comma list of " + ", ".join(k for k, _, _, _ in NETWORK_ENGINES))
     p.add_argument("--layouts", action="store_true",
                    help="only SqueezeNet NHWC vs NCHW (same weights), in Chromium and in CPython")
     p.add_argument("--browser", choices=browser_engines.ENGINES, default="chromium",
@@ -554,11 +721,18 @@ def main(argv=None) -> int:
     if why:
         print(f"bench: {args.browser}: {why}", file=sys.stderr)
         return 2
+    if args.network and args.browser != "chromium":
+        p.error("--network uses Chromium's network emulation (CDP): --browser chromium")
+    args.network_engines = args.network_engines.split(",")
+    if set(args.network_engines) - {k for k, _, _, _ in NETWORK_ENGINES}:
+        p.error(f"unknown --network-engines: {args.network_engines}")
     models_dir = Path(os.environ.get("WEBNN_MODELS", ROOT.parent / "shared" / "models"))
-    if not (models_dir / "squeezenet1.0_nhwc").exists():
+    if not args.network and not (models_dir / "squeezenet1.0_nhwc").exists():
         print(f"bench: models not found under {models_dir} (set WEBNN_MODELS)", file=sys.stderr)
         return 2
 
+    if args.network:
+        return main_network(args, argv)
     tfjs_problem = ensure_tfjs() if args.startup_runs > 0 or any(k.startswith("tfjs") for k, _, _ in engines) else None
     server = serve.start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
@@ -601,6 +775,36 @@ def main(argv=None) -> int:
     if args.startup_only:
         ok = bool(data.get("startup", {}).get("polyfill", {}).get("warm"))
     return 0 if ok else 1
+
+
+def main_network(args, argv) -> int:
+    """--network: the network table (run_network), printed, in --out and in --markdown's
+    `<!-- bench:begin:network -->` block."""
+    import ort_web
+
+    for key, problem in (("tfjs-wasm", ensure_tfjs()), ("ort-wasm", ort_web.ensure_ort())):
+        if problem and key in args.network_engines:
+            log(f"{key} left out: {problem}")
+            args.network_engines.remove(key)
+    server = serve.start()
+    try:
+        with Progress(prefix="bench: ") as progress:
+            data = run_network(f"http://127.0.0.1:{server.server_address[1]}", args, progress)
+    finally:
+        server.shutdown()
+    command = "python3 tools/bench.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    data["command"] = command
+    body = network_table(data["network"])
+    print(f"Machine: {machine_line(data['machine'])}\n")
+    print(body)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(data, indent=1) + "\n")
+        log(f"wrote {args.out}")
+    if args.markdown:
+        write_markdown(args.markdown, body, command, data["machine"], block="network")
+        log(f"wrote {args.markdown}")
+    return 0 if all(r.get("cold") for r in data["network"][NETWORKS[0][0]].values()) else 1
 
 
 if __name__ == "__main__":

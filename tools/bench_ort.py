@@ -2,9 +2,13 @@
 Chromium: ORT's own wasm EP on 1 thread and on N threads (N =
 navigator.hardwareConcurrency; the bench server sends COOP/COEP, so the page is
 cross-origin isolated and ORT may start its thread pool), and ORT's WebNN EP
-(deviceType "cpu") on navigator.ml = this polyfill (issue 17 item 4).
+(deviceType "cpu") on navigator.ml = this polyfill (issue 17 item 4), for each
+onnxruntime-web version in --versions (default 1.22.0 and 1.30.0, one after the
+other). Every output of every model on the WebNN EP pages is compared with ORT's
+wasm EP on 1 thread (1e-3 + 1e-3·|ref|, tools/ort_web.network_mismatch): a
+mismatch, like a WebNN EP page that fails, fails the run (exit status 1).
 
-    python3 tools/bench_ort.py [--runs N] [--models a,b] [--budget S] [--markdown docs/performance.md]
+    python3 tools/bench_ort.py [--versions 1.22.0,1.30.0] [--runs N] [--models a,b] [--budget S] [--markdown docs/performance.md]
     python3 tools/bench_ort.py --standin [--configs wasm1,standin] [--create-runs K] [--standin-runs R]
     ./dev bench ort ...
 
@@ -41,6 +45,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -50,8 +56,8 @@ import models as ort_models  # noqa: E402
 import ort_web  # noqa: E402
 import serve  # noqa: E402
 
-ORT_WEB_VERSION = ort_web.ORT_VERSION  # one pinned onnxruntime-web for the bench and the client suite
-ORT_DIR = ort_web.NODE_DIR / ORT_WEB_VERSION
+ORT_WEB_VERSION = ort_web.ORT_VERSION  # the newest pinned onnxruntime-web (the stand-in tests' version)
+ORT_WEB_VERSIONS = ort_web.ORT_VERSIONS  # what a plain run benchmarks: every pinned version, one after the other
 MODEL_DIR = ROOT / ".cache" / "ort-bench"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -81,15 +87,15 @@ def configurations(threads: int, layout: str | None = None, standin: bool = Fals
         yield "standin", "WebNN EP on a zero-cost stand-in (ORT's own create)", f"ep=standin{extra}"
 
 
-def run(args) -> dict:
+def run(args, version: str = ORT_WEB_VERSION) -> dict:
     from playwright.sync_api import sync_playwright
 
     info = ort_models.ensure(MODEL_DIR, args.models)
     model_list = [{"name": n, **info[n]} for n in args.models]
     # the fresh pages' warm-up model (first_creates), whose tape the stand-in page records too
     warm = (info.get("mlp") or ort_models.ensure(MODEL_DIR, ["mlp"])["mlp"]) if args.first_runs > 0 else None
-    results = {}
-    with bench_server() as base:
+    results = {"ortVersion": version}
+    with bench_server(version) as base:
         with sync_playwright() as p:
             for key, label, query in configurations(args.threads or os.cpu_count() or 2, args.preferred_layout,
                                                     args.standin or "standin" in args.configs):
@@ -169,15 +175,111 @@ def first_creates(p, base: str, model_list: list, warm: dict, standin: dict, arg
 
 
 @contextlib.contextmanager
-def bench_server():
-    """The bench page's server (dist/, ORT's dist, the models); yields the page's URL."""
+def bench_server(version: str = ORT_WEB_VERSION):
+    """The bench page's server (dist/, ORT `version`'s dist, the models); yields the page's URL."""
     srv = serve.start(mounts={**serve.default_mounts(), "/ortbench/": HERE / "bench_ort",
-                              "/ortdist/": ORT_DIR / "node_modules" / "onnxruntime-web" / "dist",
+                              "/ortdist/": ort_web.ort_dir(version) / "dist",
                               "/ortmodels/": MODEL_DIR})
     try:
         yield f"http://127.0.0.1:{srv.server_address[1]}/ortbench/ort.html"
     finally:
         srv.shutdown()
+
+
+def layout_ab(args, version: str) -> dict:
+    """--layout-ab: one page, the WebNN EP sessions of each reported layout and ORT's wasm EP interleaved."""
+    from playwright.sync_api import sync_playwright
+
+    info = ort_models.ensure(MODEL_DIR, args.models)
+    model_list = [{"name": n, **info[n]} for n in args.models]
+    layouts = args.layout_ab.split(",")
+    with bench_server(version) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(f"{base}?ep=webnn&layout=ab", timeout=args.page_timeout * 1000)
+            r = page.evaluate("([m, n, w, l]) => runLayoutAB(m, n, w, l)", [model_list, args.runs, args.warmup, layouts])
+            r["chromium"] = browser.version
+        except Exception as e:  # noqa: BLE001 - reported
+            r = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}", "models": {}, "layouts": layouts}
+        finally:
+            browser.close()
+    return r
+
+
+def layout_ab_table(r: dict, names: list) -> tuple[str, list]:
+    """The A/B table and the mismatches of the layout the polyfill reports by default."""
+    if r.get("error"):
+        return f"- layout A/B: **unavailable**: {r['error']}\n", [r["error"]]
+    layouts, failed = r["layouts"], []
+    out = [f"onnxruntime-web {r.get('ortVersion')}, headless Chromium {r.get('chromium')}: one page, per model one WebNN "
+           f"EP session (deviceType cpu, the polyfill's default {threads_line(r)} kernel threads) per reported "
+           f"`preferredInputLayout` ({', '.join(layouts)}; the polyfill itself reports {r.get('polyfillLayout')}) and "
+           f"one on ORT's wasm EP (1 thread), warm-up, then {args_runs(r)} rounds of one `session.run` each, "
+           f"interleaved (order reversed every other round): median (min) ms; ratio: median over rounds of "
+           f"{layouts[-1]} ÷ {layouts[0]} in the same round; outputs: each WebNN EP session's first run against the "
+           f"wasm EP's (1e-3 + 1e-3·|ref|).\n",
+           "| model | " + " | ".join(f"WebNN EP, {l}" for l in layouts) + " | ORT wasm, 1 thread | "
+           f"per-round {layouts[-1]} ÷ {layouts[0]} | " + " | ".join(f"outputs, {l}" for l in layouts) + " |",
+           "|---|" + "---:|" * (len(layouts) + 2) + "---|" * len(layouts)]
+    for n in names:
+        m = r["models"].get(n, {})
+        if m.get("error"):
+            out.append(f"| {ort_models.TITLES[n]} | error: {m['error'].replace('|', '/')[:150]} |")
+            failed.append(f"{n}: {m['error']}")
+            continue
+        cells = [f"{fmt(statistics.median(m['runsMs'][e]))} ({fmt(min(m['runsMs'][e]))})" for e in layouts + ["wasm"]]
+        a, b = m["runsMs"][layouts[0]], m["runsMs"][layouts[-1]]
+        per_round = statistics.median(y / x for x, y in zip(a, b)) if a else None
+        checks = []
+        for l in layouts:
+            why = None
+            for o, ref in m["outputs"]["wasm"].items():
+                got = m["outputs"][l].get(o)
+                why = f"{o}: missing" if got is None else ort_web.network_mismatch(
+                    np.reshape(got["data"], got["dims"]), np.reshape(ref["data"], ref["dims"]))
+                if why:
+                    why = f"{o}: {why}"
+                    break
+            checks.append("match" if why is None else f"**MISMATCH**: {why}".replace("|", "/")[:160])
+            if why and l == r.get("polyfillLayout"):
+                failed.append(f"{n} ({l}, the polyfill's own): {why}")
+        out.append(f"| {ort_models.TITLES[n]} | " + " | ".join(cells) + f" | {'–' if per_round is None else f'{per_round:.2f}×'} | "
+                   + " | ".join(checks) + " |")
+    return "\n".join(out) + "\n", failed
+
+
+def args_runs(r: dict) -> int:
+    return max((len(v) for m in r.get("models", {}).values() for v in m.get("runsMs", {}).values()), default=0)
+
+
+def output_checks(res: dict) -> dict:
+    """{(page key, model): None when the WebNN EP page's every output matches ORT wasm on 1 thread
+    (ort_web.network_mismatch: 1e-3 + 1e-3·|ref|), else why not}, for each WebNN EP page and model
+    that ran; a model the WebNN EP failed on counts as a mismatch."""
+    ref = res.get("wasm1", {}).get("models", {})
+    out = {}
+    for key in ("webnn1", "webnn"):
+        for name, m in (res.get(key) or {}).get("models", {}).items():
+            r = ref.get(name)
+            if r is None or r.get("error") or "outputs" not in r:
+                continue  # no reference in this run (wasm1 not run or failed): said in the table
+            if m.get("error") or "outputs" not in m:
+                out[(key, name)] = f"no outputs: {m.get('error', 'not run')}"
+                continue
+            why = None
+            for o in r["outputs"]:
+                got = m["outputs"].get(o)
+                if got is None:
+                    why = f"{o}: missing"
+                    break
+                why = ort_web.network_mismatch(np.reshape(got["data"], got["dims"]),
+                                               np.reshape(r["outputs"][o]["data"], r["outputs"][o]["dims"]))
+                if why:
+                    why = f"{o}: {why}"
+                    break
+            out[(key, name)] = why
+    return out
 
 
 def fmt(ms) -> str:
@@ -215,7 +317,7 @@ def table(res: dict, names: list) -> str:
         return ""
     out = []
     iso = res.get("wasmN", {}).get("crossOriginIsolated")
-    out.append(f"onnxruntime-web {ORT_WEB_VERSION} (`ort.min.js`, its jsep build: wasm EP and WebNN EP); "
+    out.append(f"onnxruntime-web {res.get('ortVersion', ORT_WEB_VERSION)} (`ort.min.js`, its jsep build: wasm EP and WebNN EP); "
                f"headless Chromium {res.get('version')}; page cross-origin isolated: {iso}; "
                f"navigator.hardwareConcurrency {res.get('wasmN', {}).get('hardwareConcurrency')}. "
                f"The WebNN EP page runs ORT itself on 1 thread (nodes it does not hand to WebNN run on ORT's wasm "
@@ -238,8 +340,10 @@ def table(res: dict, names: list) -> str:
                "slower), and the polyfill's N-thread speed-up over its 1 kernel thread:\n")
     out.append("| model | " + " | ".join(labels[k] for k in keys if k in labels) +
                " | WebNN EP / wasm 1 thread | WebNN EP / wasm N threads | polyfill 1 thread / N threads"
-               " | max \\|Δ\\| / max \\|y\\|, WebNN EP vs wasm | WebNN calls per run (write / dispatch / read) |")
-    out.append("|---|" + "---:|" * (len(labels) + 5))
+               " | max \\|Δ\\| / max \\|y\\|, WebNN EP vs wasm | every output vs wasm 1 thread (1e-3 + 1e-3·\\|ref\\|)"
+               " | WebNN calls per run (write / dispatch / read) |")
+    out.append("|---|" + "---:|" * (len(labels) + 5) + "---|")
+    checks = output_checks(res)
     for n in names:
         cells, med = [], {}
         for k in keys:
@@ -258,9 +362,16 @@ def table(res: dict, names: list) -> str:
             diff = f"{max(abs(x - y) for x, y in zip(a['output'], b['output'])) / scale:.1e}"
         per_run = a.get("callsPerRun")
         calls = "–" if not per_run else " / ".join(f"{per_run[k]:g}" for k in ("write", "dispatch", "read"))
+        verdicts = [(k, checks[(k, n)]) for k in ("webnn1", "webnn") if (k, n) in checks]
+        if not verdicts:
+            check = "– (no reference)"
+        elif all(why is None for _, why in verdicts):
+            check = "match"
+        else:
+            check = "**MISMATCH**: " + "; ".join(f"{k}: {why}" for k, why in verdicts if why).replace("|", "/")[:200]
         out.append(f"| {ort_models.TITLES[n]} | " + " | ".join(cells) +
                    f" | {ratio(med.get('webnn'), med.get('wasm1'))} | {ratio(med.get('webnn'), med.get('wasmN'))}"
-                   f" | {ratio(med.get('webnn1'), med.get('webnn'))} | {diff} | {calls} |")
+                   f" | {ratio(med.get('webnn1'), med.get('webnn'))} | {diff} | {check} | {calls} |")
     if any(n in ort_models.SUM_AS_ADD for n in names):
         out.append("")
         out.append("The \"extra\" row is not a benchmark model: the same ShuffleNet with each 2-input Sum written as Add "
@@ -417,7 +528,7 @@ def standin_run_table(res: dict, names: list) -> str:
     wasm_n = res.get("wasmN") or {}
     threads = wasm_n.get("threads", "N")
     runs = max((len(m["run"].get("runsMs", {}).get("standin", [])) for _, m in rows if m.get("run")), default=0)
-    out = [f"ORT's own `session.run` on the zero-cost stand-in: the floor ORT 1.30's WebNN EP puts under any "
+    out = [f"ORT's own `session.run` on the zero-cost stand-in: the floor ORT {res.get('ortVersion', ORT_WEB_VERSION)}'s WebNN EP puts under any "
            f"WebNN implementation. The stand-in's dispatch does nothing; createTensor and readTensor "
            f"settle their promises in a queued task (a MessageChannel message each, as the spec's \"queue an ML "
            f"task\" obliges every implementation and as the polyfill does), readTensor hands back zeros of the "
@@ -510,7 +621,11 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=0, help="N of the N-thread wasm row (default: the CPU count)")
     p.add_argument("--preferred-layout", choices=("nchw", "nhwc"),
                    help="an experiment: the polyfill's opSupportLimits().preferredInputLayout as ORT sees it "
-                        "(default: what the polyfill reports, nhwc on cpu)")
+                        "(default: what the polyfill reports, nchw)")
+    p.add_argument("--layout-ab", metavar="A,B",
+                   help="instead of the pages above: one page per version where each model gets a WebNN EP session per "
+                        "reported preferredInputLayout (e.g. nchw,nhwc) and one wasm EP session, run interleaved "
+                        "(--runs rounds); fails only when the polyfill's own layout mismatches the wasm EP")
     p.add_argument("--standin", action="store_true",
                    help="also measure ORT's create on a zero-cost WebNN stand-in (ORT's own share of create)")
     p.add_argument("--create-runs", type=int, default=5,
@@ -523,6 +638,8 @@ def main(argv=None) -> int:
                         "(default 3; 0: none)")
     p.add_argument("--configs", default=",".join(CONFIGS[:4]),
                    help=f"which pages to run (default all but standin; known: {','.join(CONFIGS)})")
+    p.add_argument("--versions", default=",".join(ORT_WEB_VERSIONS),
+                   help=f"onnxruntime-web versions, benchmarked one after the other (default {','.join(ORT_WEB_VERSIONS)})")
     p.add_argument("--page-timeout", type=int, default=900)
     p.add_argument("--json", type=Path, default=ROOT / "test-results" / "bench_ort.json")
     p.add_argument("--markdown", type=Path)
@@ -544,24 +661,42 @@ def main(argv=None) -> int:
     except ImportError:
         print("bench_ort: the PyPI `onnx` package is missing (./dev setup installs it)", file=sys.stderr)
         return 2
-    problem = ort_web.ensure_ort(ORT_WEB_VERSION)
-    if problem:
-        print(f"bench_ort: {problem}", file=sys.stderr)
-        return 2
+    versions = [v for v in args.versions.split(",") if v]
+    for version in versions:
+        problem = ort_web.ensure_ort(version)
+        if problem:
+            print(f"bench_ort: onnxruntime-web {version}: {problem}", file=sys.stderr)
+            return 2
     head = machine_line()
-    res = run(args)
     cmd = "python3 tools/bench_ort.py" + ("" if argv is None and len(sys.argv) < 2 else " " + " ".join(
         argv if argv is not None else sys.argv[1:]))
-    body = (f"Command: `{cmd}`\n\nMachine: {head}\n\n" + table(res, args.models) + "\n" + standin_table(res, args.models)
-            + "\n" + standin_run_table(res, args.models))
+    body = f"Command: `{cmd}`\n\nMachine: {head}\n\n"
+    results, failed = {}, []
+    for version in versions:
+        log(f"onnxruntime-web {version}")
+        if args.layout_ab:
+            res = results[version] = layout_ab(args, version)
+            text, bad = layout_ab_table(res, args.models)
+            body += f"### onnxruntime-web {version}: reported layout A/B\n\n{text}\n"
+            failed += [f"onnxruntime-web {version}: {line}" for line in bad]
+            continue
+        res = results[version] = run(args, version)
+        body += (f"### onnxruntime-web {version}\n\n" + table(res, args.models) + "\n" + standin_table(res, args.models)
+                 + "\n" + standin_run_table(res, args.models) + "\n")
+        failed += [f"onnxruntime-web {version}: {res[k]['label']}: {res[k]['error']}"
+                   for k in ("webnn", "standin") if res.get(k, {}).get("error")]
+        failed += [f"onnxruntime-web {version}: {res[k]['label']}: {ort_models.TITLES[n]}: {why}"
+                   for (k, n), why in output_checks(res).items() if why]
     print(body)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(res, indent=1) + "\n")
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
     if args.markdown:
         write_markdown(args.markdown, body)
         log(f"wrote {args.markdown}")
-    return 0 if not any(res.get(k, {}).get("error") for k in ("webnn", "standin")) else 1
+    for line in failed:  # a WebNN EP page that failed, or outputs that differ from ORT's wasm EP: the run fails
+        log("FAILED: " + line)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

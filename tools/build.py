@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build_kernels  # noqa: E402
 import engine_snapshot  # noqa: E402
 import idl_schema  # noqa: E402
+import precompress  # noqa: E402
 import runtime  # noqa: E402
 import train_digits  # noqa: E402
 
@@ -98,7 +99,66 @@ def runtime_manifest(runtime_dir: Path, wheel: str) -> dict:
     for name in runtime.MANIFEST.get("wheels", {}):  # extra pure-Python wheels (lark, for js/src/xla.js)
         if (runtime_dir / name).is_file():
             files[name] = file_entry(runtime_dir / name)
-    return {"files": files, "numpyWheel": numpy and numpy["file_name"], "snapshot": None}
+    manifest = {"files": files, "numpyWheel": numpy and numpy["file_name"], "snapshot": None}
+    manifest["firstVisit"] = first_visit(manifest, wheel)
+    return manifest
+
+
+def first_visit(manifest: dict, wheel: str) -> list:
+    """The runtime files a first visit fetches (besides the script itself), in the order the page
+    starts them (js/src/startup.js, js/src/simd.js). The one list of them: baked into the script
+    (RUNTIME_MANIFEST.firstVisit), written into dist/package.json (webnnPolyfill.firstVisit), the
+    size report and byte budget below count it, and tests/browser/test_first_visit.py checks it
+    against the requests of a real first visit. An entry that is a list: the page fetches one of
+    them (the SIMD kernels, by what the browser supports; the report counts the largest; the
+    threads build only in cross-origin isolated pages, counted too)."""
+    files = manifest["files"]
+    out = [name for name in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+           if name in files]
+    if manifest.get("snapshot"):
+        out.append(manifest["snapshot"]["file"])  # restored: the wheels are not fetched
+    else:
+        out += [name for name in (manifest.get("numpyWheel"), wheel) if name in files]
+    # The SIMD kernels (js/src/simd.js): the relaxed-SIMD build where the browser has it, else
+    # the simd128 one; and in a cross-origin isolated page also the kernel pool's threads build.
+    for group in (["webnn-kernels-relaxed.wasm", "webnn-kernels.wasm"],
+                  ["webnn-kernels-threads-relaxed.wasm", "webnn-kernels-threads.wasm"]):
+        if any(name in files for name in group):
+            out.append([name for name in group if name in files])
+    return out
+
+
+# The byte budget of a first visit (tests/dist/test_byte_budget.py holds it).
+BUDGET = ROOT / "tools" / "byte-budget.toml"
+ENTRY_SCRIPT = "webnn-polyfill.js"
+
+
+def first_visit_sizes(dist: Path, entries: list) -> list:
+    """[(name, raw, gzip, brotli, zstd)] of the entry script and each first-visit entry, as
+    tools/serve.py (or a static host with dist/'s precompressed files) sends them: a
+    file's .gz / .br sibling when it has one, else the file itself."""
+    rows = []
+    for entry in [ENTRY_SCRIPT, *entries]:
+        options = []
+        for name in ([entry] if isinstance(entry, str) else entry):
+            path = dist / name
+            raw = path.stat().st_size
+            sibs = precompress.siblings(path)
+            options.append((name, raw, *(sibs[e].stat().st_size if e in sibs else raw for e in ("gzip", "br", "zstd"))))
+        name, *sizes = max(options, key=lambda r: r[3])
+        if len(options) > 1:
+            name = f"{name} (largest of {len(options)})"
+        rows.append((name, *sizes))
+    return rows
+
+
+def size_report(rows: list) -> str:
+    lines = ["build: a first visit fetches (bytes; gzip / brotli / zstd: as ./dev serve sends them, precompressed in dist/;"
+             f" budget: {BUDGET.relative_to(ROOT)}):",
+             f"  {'file':<58} {'raw':>11} {'gzip':>11} {'brotli':>11} {'zstd':>11}"]
+    for row in [*rows, ("total", *(sum(r[i] for r in rows) for i in (1, 2, 3, 4)))]:
+        lines.append(f"  {row[0]:<58} " + " ".join(f"{n:>11,}" for n in row[1:]))
+    return "\n".join(lines)
 
 
 def bundle(entry: str, out: Path, fmt: str, es_module: bool, wheel: str, manifest: dict) -> None:
@@ -128,14 +188,16 @@ def write_types(dest: Path, idl: str | None = None) -> None:
         raise BuildError(f"tools/idl_dts.mjs failed (./dev setup installs webidl2):\n{proc.stderr}")
 
 
-def write_package(dest: Path) -> dict:
+def write_package(dest: Path, first_visit_files: list | None = None) -> dict:
     """dest/package.json (npm package `webnn-polyfill`) from js/package/package.json,
-    with the shared version and the file lists filled in from what dest holds."""
+    with the shared version and the file lists filled in from what dest holds. The
+    precompressed copies (NAME.br, ...) stay out of the package: they are for a static
+    host serving dist/ (CDNs that serve npm packages compress on their own)."""
     meta = json.loads((PACKAGE / "package.json").read_text())
     meta["version"] = core_version()
     own = {*SCRIPTS, TYPES, "package.json", "README.md"}
     runtime_files = sorted(f.name for f in dest.iterdir() if f.is_file() and f.name not in own
-                           and not f.name.endswith(".tgz"))
+                           and not f.name.endswith(".tgz") and not precompress.is_sibling(f))
     if not (dest / TYPES).exists():  # declarations not generated (yet): do not promise them
         meta.pop("types")
         for target in meta["exports"].values():
@@ -143,6 +205,8 @@ def write_package(dest: Path) -> dict:
                 target.pop("types", None)
     meta["files"] = [*SCRIPTS, *([TYPES] if (dest / TYPES).exists() else []), *runtime_files]
     meta["webnnPolyfill"]["runtime"] = runtime_files
+    if first_visit_files is not None:
+        meta["webnnPolyfill"]["firstVisit"] = first_visit_files
     shutil.copyfile(PACKAGE / "README.md", dest / "README.md")
     (dest / "package.json").write_text(json.dumps(meta, indent=2) + "\n")
     return meta
@@ -180,9 +244,17 @@ def build(with_runtime: bool = True, with_snapshot: bool = True, idl: str | None
             manifest["files"][snapshot["file"]] = {"sha256": snapshot["sha256"], "size": snapshot["size"]}
             manifest["snapshot"] = {"file": snapshot["file"], "key": snapshot["key"],
                                     "rawSha256": snapshot["rawSha256"], "rawSize": snapshot["rawSize"]}
+            manifest["firstVisit"] = first_visit(manifest, wheel)
             bundles()
     write_types(DIST, idl)
-    write_package(DIST)  # after the runtime files are in place: it lists them
+    # Precompressed copies (NAME.zst / .br / .gz) for servers that send them as they are
+    # (tools/serve.py; README "Serving"): only where they save at least 10 %.
+    try:
+        precompress.precompress(DIST)
+    except precompress.MissingLibrary as e:
+        print(f"build: warning: no precompressed files in dist/ ({e})", file=sys.stderr)
+    write_package(DIST, manifest["firstVisit"])  # after the runtime files are in place: it lists them
+    print(size_report(first_visit_sizes(DIST, manifest["firstVisit"])), file=sys.stderr)
     print(f"build: dist/ ready ({wheel})", file=sys.stderr)
     gallery_models()
     return DIST

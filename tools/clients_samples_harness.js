@@ -2,8 +2,8 @@
 // script and before the sample's own scripts. It observes the WebNN calls the sample makes
 // (no op semantics: it copies what readTensor returns, for the driver to compare), and,
 // when the driver asks with ?harness-layout=nchw|nhwc, reports that layout as the context's
-// preferredInputLayout: the samples pick NCHW or NHWC models from it, and the polyfill's
-// cpu backend prefers NHWC, so this is how the driver reaches the NCHW models.
+// preferredInputLayout: the samples pick NCHW or NHWC models from it, and the polyfill
+// reports one (NCHW, docs/clients.md), so this is how the driver reaches both.
 (() => {
   const query = new URLSearchParams(location.search);
   const harness = { reads: [], dispatches: 0, contexts: [], keep: 4 };

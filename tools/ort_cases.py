@@ -50,11 +50,12 @@ class Feed:
 @dataclass
 class Case:
     name: str
-    group: str  # "ops", "node" or "models"
-    model: bytes
+    group: str  # "ops", "node", "models" or "nets" (tools/ort_web.net_cases)
+    model: bytes  # the ONNX bytes (empty when `url` serves them)
     feeds: dict = field(default_factory=dict)  # input name -> Feed
     expected: dict = field(default_factory=dict)  # output name -> Feed (the data's own answer)
     nodes: int = 1
+    url: str = ""  # where the page fetches the model (large models: tools/ort_web.OrtPage serves /ortmodels/)
 
 
 # ------------------------------------------------------------------ the test data bundle

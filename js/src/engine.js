@@ -8,8 +8,8 @@ import { CONFIG, ENGINE_STATS, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.
 import { simdAttach } from './simd.js';
 import { engineReady, forgetPrefetch, markTime, reportProgress, startRuntime, wasmCompileAllowed } from './startup.js';
 import {
-  SavedDOMException, SavedUint8Array, jsonParse, now, reflectApply, stringSlice, typedArrayBuffer, typedArrayByteLength,
-  typedArraySet,
+  SavedDOMException, SavedUint8Array, charCodeAt, decodeUtf8, encodeInto, jsonParse, now, reflectApply, stringIndexOf,
+  stringSlice, typedArrayBuffer, typedArrayByteLength, typedArraySet,
 } from './intrinsics.js';
 import { encodeJson } from './webidl.js';
 import { runDeviceCommands } from './webgpu.js';
@@ -49,6 +49,10 @@ async function startEngine() {
   // at the address the engine asks for (HEAPU8 is replaced when the heap
   // grows: always take the current one).
   bridge.set_heap_writer((address) => typedArraySet(module.HEAPU8, pendingSource, address));
+  // A long payload: its UTF-8 bytes straight into the array the engine allocated (bridge.call_text).
+  bridge.set_text_writer((address, length) => {
+    encodeInto(pendingText, new SavedUint8Array(typedArrayBuffer(module.HEAPU8), address, length));
+  });
   markTime('bridge');
   await simdAttach(pyodide);
   markTime('simd');
@@ -57,7 +61,7 @@ async function startEngine() {
   reportProgress('ready');
   engineReady();  // now the snapshot may be stored
   return {
-    pyodide, call: bridge.call, heap: () => module.HEAPU8,
+    pyodide, call: bridge.call, callText: bridge.call_text, heap: () => module.HEAPU8,
     // The hot calls with numbers only (bridge.write_fast, dispatch_fast, read_fast, release).
     writeFast: bridge.write_fast, dispatchFast: bridge.dispatch_fast, readFast: bridge.read_fast,
     releaseFast: bridge.release,
@@ -94,26 +98,60 @@ function toJsError([name, message, detail]) {
   return new SavedDOMException(message, name);
 }
 
+// The long payload of the call in progress (bridge.call_text), written by the text writer.
+let pendingText = null;
+// Payloads longer than this (characters) cross as UTF-8 bytes in the heap (bridge.LONG_TEXT):
+// Pyodide's string conversion fails past ~2**27 code points (a RangeError: it makes an array
+// of them) and is slow long before. Shorter payloads are ASCII (webidl.js RAW_JSON_STRING).
+const LONG_TEXT = 1 << 14;
+
+function utf8Length(text) {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = charCodeAt(text, i);
+    if (c >= 0x80) n += c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 1 : 2;  // a surrogate pair: 4 bytes
+  }
+  return n;
+}
+
+// A failure of the crossing itself, not an error the engine replied with: Pyodide's
+// conversions or a JS allocation running out of memory (a RangeError, a PythonError
+// wrapping one). The page gets the spec's UnknownError, never Python's text.
+function crossingFailed(method, e) {
+  if (e && CONFIG.debug) console.error(e);
+  const what = e && typeof e.name === 'string' && e.name !== 'PythonError' ? ` (${e.name})` : '';
+  return new SavedDOMException(`${method}: the call could not cross into the WebNN engine, most likely for lack of memory${what}`,
+    'UnknownError');
+}
+
+// ENGINE.call with the JSON text of the arguments and, with `data`, the length of
+// the bytes the engine copies during the call; a long payload through the heap.
+function engineCall(method, args, data) {
+  let payload;
+  try {
+    payload = encodeJson(args);
+    pendingSource = data === undefined || data === null ? null : data;
+    const nbytes = pendingSource === null ? undefined : typedArrayByteLength(data);
+    if (payload.length <= LONG_TEXT) return ENGINE.call(method, payload, nbytes);
+    pendingText = payload;
+    return ENGINE.callText(method, utf8Length(payload), nbytes);
+  } catch (e) {
+    throw crossingFailed(method, e);
+  } finally {
+    pendingSource = null;
+    pendingText = null;
+  }
+}
+
 // Call into webnn_core.bridge and return its whole reply ({ok} or, for byte
 // results, {bytes: [address, length], pin?}). `args` are JSON-able (objects
 // with handles are passed as {$o: handle}, records as NamedRecord); `data` an
 // optional Uint8Array the engine copies once, during this call. Throws the mapped error.
 export function pyReply(method, args, data) {
-  const payload = encodeJson(args);
   const started = now();
-  let text;
-  if (data === undefined || data === null) {
-    text = ENGINE.call(method, payload);
-  } else {
-    pendingSource = data;
-    try {
-      text = ENGINE.call(method, payload, typedArrayByteLength(data));
-    } finally {
-      pendingSource = null;
-    }
-  }
+  const text = engineCall(method, args, data);
   countEngineCall(started);
-  return replyOf(text);
+  return replyOf(text, method);
 }
 
 // engineStats.engine: calls through the general bridge (builder calls, build,
@@ -133,16 +171,33 @@ function countEngineCall(started) {
 // its own copies. Any other reply (an error, device commands) is handled as
 // pyReply does and its result encoded again.
 export function pyResultText(method, args) {
-  const payload = encodeJson(args);
   const started = now();
-  const text = ENGINE.call(method, payload);
+  const text = replyText(engineCall(method, args), method);
   countEngineCall(started);
   if (stringSlice(text, 0, 6) === '{"ok":') return stringSlice(text, 6, -1);  // bridge.call's direct form
-  return encodeJson(replyOf(text).ok);
+  return encodeJson(replyOf(text, method).ok);
 }
 
-function replyOf(text) {
-  const reply = jsonParse(text);
+// The reply's JSON text: a long one ("@address,length", bridge._long_reply) decoded
+// from the engine's heap now, before the next call frees it.
+function replyText(text, method) {
+  if (charCodeAt(text, 0) !== 0x40) return text;
+  try {
+    const comma = stringIndexOf(text, ',');
+    return decodeUtf8(heapView([+stringSlice(text, 1, comma), +stringSlice(text, comma + 1)]));
+  } catch (e) {
+    throw crossingFailed(method, e);
+  }
+}
+
+function replyOf(raw, method) {
+  const text = replyText(raw, method);
+  let reply;
+  try {
+    reply = jsonParse(text);
+  } catch (e) {  // only a reply too large for this page's memory
+    throw crossingFailed(method, e);
+  }
   // Device commands (webgpu contexts) run now, before the next call reuses the memory they point into.
   if (reply.gpu) runDeviceCommands(reply.gpu, ENGINE.heap);
   if (reply.error) throw toJsError(reply.error);
@@ -157,18 +212,25 @@ export function writeTensorFast(contextHandle, tensorHandle, data) {
   pendingSource = data;
   try {
     text = ENGINE.writeFast(contextHandle, tensorHandle, typedArrayByteLength(data));
+  } catch (e) {
+    throw crossingFailed('writeTensor', e);
   } finally {
     pendingSource = null;
   }
-  if (text !== undefined) replyOf(text);
+  if (text !== undefined) replyOf(text, 'writeTensor');
 }
 
 // `handles`: the bound tensors in the order of the graph's inputNames, then outputNames.
 export function dispatchFast(contextHandle, graphHandle, handles) {
   const args = [contextHandle, graphHandle];
   for (let i = 0; i < handles.length; i++) args[i + 2] = handles[i];
-  const text = reflectApply(ENGINE.dispatchFast, undefined, args);
-  if (text !== undefined) replyOf(text);
+  let text;
+  try {
+    text = reflectApply(ENGINE.dispatchFast, undefined, args);
+  } catch (e) {
+    throw crossingFailed('dispatch', e);
+  }
+  if (text !== undefined) replyOf(text, 'dispatch');
 }
 
 // A read: the reply `pyReply` gives, {bytes: [address, length]} taken from the
@@ -176,8 +238,13 @@ export function dispatchFast(contextHandle, graphHandle, handles) {
 // the page's buffer, copied when it settles): the bytes stay in the engine under
 // the reply's `pin` handle until releasePin(pin).
 export function readTensorFast(contextHandle, tensorHandle, pin) {
-  const text = ENGINE.readFast(contextHandle, tensorHandle, pin ? 1 : 0);
-  if (text !== undefined) return replyOf(text);
+  let text;
+  try {
+    text = ENGINE.readFast(contextHandle, tensorHandle, pin ? 1 : 0);
+  } catch (e) {
+    throw crossingFailed('readTensor', e);
+  }
+  if (text !== undefined) return replyOf(text, 'readTensor');
   const heap = ENGINE.heap();
   const p = ENGINE.readReply;
   const reply = { ok: null, bytes: [u32(heap, p), u32(heap, p + 8)] };

@@ -12,6 +12,7 @@ export const isArray = Array.isArray;
 export const hasOwn = uncurryThis(Object.prototype.hasOwnProperty);
 export const charCodeAt = uncurryThis(String.prototype.charCodeAt);
 export const stringSlice = uncurryThis(String.prototype.slice);
+export const stringIndexOf = uncurryThis(String.prototype.indexOf);
 export const numberToString = uncurryThis(Number.prototype.toString);
 export const reflectOwnKeys = Reflect.ownKeys;
 export const reflectApply = Reflect.apply;
@@ -38,6 +39,13 @@ export const savedWebAssembly = typeof WebAssembly === 'object' ? {
 export const typedArrayBuffer = uncurryThis(Object.getOwnPropertyDescriptor(typedArrayProto, 'buffer').get);
 export const typedArraySet = uncurryThis(typedArrayProto.set);
 export const typedArrayByteLength = uncurryThis(Object.getOwnPropertyDescriptor(typedArrayProto, 'byteLength').get);
+// UTF-8 text into / out of a Uint8Array (the engine's long payloads and replies).
+const savedEncoder = new TextEncoder();
+const savedDecoder = new TextDecoder();
+const encodeIntoFn = TextEncoder.prototype.encodeInto;
+const decodeFn = TextDecoder.prototype.decode;
+export const encodeInto = (text, view) => reflectApply(encodeIntoFn, savedEncoder, [text, view]);
+export const decodeUtf8 = (view) => reflectApply(decodeFn, savedDecoder, [view]);
 
 // CreateDataProperty: also a key such as "__proto__" becomes an own property.
 export function defineDataProperty(obj, key, value) {

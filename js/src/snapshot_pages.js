@@ -54,27 +54,60 @@ export function elideZeroPages(bytes) {
 
 // The inverse: a new buffer of `length` bytes, all of them written (zero pages
 // are zeros of a fresh buffer). Throws when the parts do not add up.
-export function restoreZeroPages(kept, zeroRuns, length) {
-  const pages = Math.ceil(length / SNAPSHOT_PAGE_SIZE);
-  const out = new Uint8Array(length);
+//
+// With `into`: bytes [from, to) of the image (default: all of it) are written
+// into `into` at index 0, the zero pages' bytes as zeros, and `into` is returned
+// (a restore writes Pyodide's memory so, without an image-sized buffer between).
+// `into: null` with a range: a new buffer of that range. Either way the whole
+// list is checked first, so nothing is written when the parts do not add up.
+export function restoreZeroPages(kept, zeroRuns, length, { into = undefined, from = 0, to = length } = {}) {
+  checkZeroPages(kept.length, zeroRuns, length);
+  if (!(from >= 0 && from <= to && to <= length)) throw new Error('snapshot memory range out of bounds');
+  const fresh = !into;
+  const out = into || new Uint8Array(to - from);
+  if (out.length < to - from) throw new Error('snapshot memory image does not fit');
+  // Image bytes [a, b) from `src` (kept bytes starting at image offset a), or zeros.
+  const place = (a, b, src) => {
+    const lo = Math.max(a, from);
+    const hi = Math.min(b, to);
+    if (hi <= lo) return;
+    if (src) out.set(src.subarray(lo - a, hi - a), lo - from);
+    else if (!fresh) out.fill(0, lo - from, hi - from);
+  };
   let at = 0;
   let page = 0;
   const copyUpTo = (endPage) => {
-    const from = Math.min(page * SNAPSHOT_PAGE_SIZE, length);
-    const to = Math.min(endPage * SNAPSHOT_PAGE_SIZE, length);
-    if (at + (to - from) > kept.length) throw new Error('snapshot memory image truncated');
-    out.set(kept.subarray(at, at + (to - from)), from);
-    at += to - from;
+    const a = Math.min(page * SNAPSHOT_PAGE_SIZE, length);
+    const b = Math.min(endPage * SNAPSHOT_PAGE_SIZE, length);
+    place(a, b, kept.subarray(at, at + (b - a)));
+    at += b - a;
+  };
+  for (const [first, count] of zeroRuns) {
+    copyUpTo(first);
+    place(Math.min(first * SNAPSHOT_PAGE_SIZE, length), Math.min((first + count) * SNAPSHOT_PAGE_SIZE, length), null);
+    page = first + count;
+  }
+  copyUpTo(Math.ceil(length / SNAPSHOT_PAGE_SIZE));
+  return out;
+}
+
+// Throws unless `keptLength` kept bytes and `zeroRuns` make an image of `length` bytes.
+export function checkZeroPages(keptLength, zeroRuns, length) {
+  const pages = Math.ceil(length / SNAPSHOT_PAGE_SIZE);
+  let at = 0;
+  let page = 0;
+  const keepUpTo = (endPage) => {
+    at += Math.min(endPage * SNAPSHOT_PAGE_SIZE, length) - Math.min(page * SNAPSHOT_PAGE_SIZE, length);
+    if (at > keptLength) throw new Error('snapshot memory image truncated');
   };
   for (const run of zeroRuns) {
     const [first, count] = run;
     if (!Number.isInteger(first) || !Number.isInteger(count) || first < page || count < 1 || first + count > pages) {
       throw new Error('snapshot zero-page list is malformed');
     }
-    copyUpTo(first);
+    keepUpTo(first);
     page = first + count;
   }
-  copyUpTo(pages);
-  if (at !== kept.length) throw new Error('snapshot memory image has bytes left over');
-  return out;
+  keepUpTo(pages);
+  if (at !== keptLength) throw new Error('snapshot memory image has bytes left over');
 }

@@ -26,12 +26,13 @@
 
 import { CORE_WHEEL, POLYFILL_VERSION, PYODIDE_VERSION, RUNTIME_MANIFEST } from './build_info.js';
 import { CONFIG, ENGINE_STATS, IS_CLASSIC_WORKER, IS_SERVICE_WORKER, RUNTIME_BASE } from './config.js';
-import { elideZeroPages, restoreZeroPages } from './snapshot_pages.js';
+import { checkZeroPages, elideZeroPages, restoreZeroPages } from './snapshot_pages.js';
 // The page may have replaced JSON (or added toJSON to prototypes): never use its.
 import { jsonParse, savedWebAssembly } from './intrinsics.js';
 import { encodeJson } from './webidl.js';
 
-const SNAPSHOT_FORMAT = 3;  // bump when what a snapshot holds changes (3: zero pages elided)
+// bump when what a snapshot holds changes (3: zero pages elided; 4: its objects frozen)
+const SNAPSHOT_FORMAT = 4;
 const SNAPSHOT_MAGIC = 0x534e4e57;  // 'WNNS'
 const SNAPSHOT_CACHE = 'webnn-polyfill-engine';
 const SITE_PACKAGES = '/lib/python3.12/site-packages';
@@ -128,10 +129,24 @@ async function readAll(response, onChunk = null) {
   return out;
 }
 
+// A runtime file's URL names its content: the first 16 hex digits of the sha256
+// this script pins, in the query (?v=...). A static host ignores the query; a
+// server or CDN may cache such URLs for good (tools/serve.py: immutable), so a
+// returning visitor's start sends no request for them, not even to revalidate.
+// Not pyodide.asm.wasm: loadPyodide() itself starts a fetch of
+// `${indexURL}pyodide.asm.wasm` (unused: we instantiate our verified module),
+// which must find that very URL in the HTTP cache, or a start downloads 2.4 MB twice.
+const PLAIN_URLS = ['pyodide.asm.wasm'];
+
+function runtimeUrl(name) {
+  const entry = RUNTIME_MANIFEST.files[name];
+  return RUNTIME_BASE + name + (entry && !PLAIN_URLS.includes(name) ? `?v=${entry.sha256.slice(0, 16)}` : '');
+}
+
 async function fetchResponse(name) {
   let response;
   try {
-    response = await savedFetch(RUNTIME_BASE + name, { credentials: 'same-origin' });
+    response = await savedFetch(runtimeUrl(name), { credentials: 'same-origin' });
   } catch (e) {
     throw new Error(`could not fetch ${RUNTIME_BASE + name}: ${e && e.message}`);
   }
@@ -189,7 +204,7 @@ async function diagnoseScript(name) {
 function loadScriptTag(name) {
   return new Promise((resolve, reject) => {
     const s = document.createElement('script');
-    const url = new URL(RUNTIME_BASE + name);
+    const url = new URL(runtimeUrl(name));
     s.src = url.href;
     s.integrity = sriFor(name);  // the browser refuses to run anything else
     if (url.origin !== globalThis.location.origin) s.crossOrigin = 'anonymous';
@@ -204,19 +219,23 @@ function loadScriptTag(name) {
 async function loadRuntimeScripts() {
   const scripts = [['pyodide.js', () => typeof globalThis.loadPyodide === 'function'],
     ['pyodide.asm.js', () => typeof globalThis._createPyodideModule === 'function']];
+  if (typeof document !== 'undefined') {
+    // Both tags at once: neither script needs the other to evaluate (one round trip, not two).
+    await Promise.all(scripts.filter(([, present]) => !present()).map(async ([name]) => {
+      await loadScriptTag(name);
+      reportProgress(null, RUNTIME_MANIFEST.files[name].size);
+    }));
+    return;
+  }
   for (const [name, present] of scripts) {
     if (present()) {
       if (IS_SERVICE_WORKER) await fetchVerified(name);  // imported at install (below): check it now
       continue;
     }
-    if (typeof document !== 'undefined') {
-      await loadScriptTag(name);
-    } else {
-      await fetchVerified(name);
-      if (IS_CLASSIC_WORKER) importScripts(RUNTIME_BASE + name);
-      else if (name === 'pyodide.js') globalThis.loadPyodide = (await import(RUNTIME_BASE + 'pyodide.mjs')).loadPyodide;
-      else await import(RUNTIME_BASE + name);
-    }
+    await fetchVerified(name);
+    if (IS_CLASSIC_WORKER) importScripts(runtimeUrl(name));
+    else if (name === 'pyodide.js') globalThis.loadPyodide = (await import(runtimeUrl('pyodide.mjs'))).loadPyodide;
+    else await import(runtimeUrl(name));
     reportProgress(null, RUNTIME_MANIFEST.files[name].size);
   }
 }
@@ -310,17 +329,19 @@ function parseSnapshot(bytes, verified = null, libraries = null) {
       if (digest !== meta.payloadSha256) throw new Error('snapshot corrupted (payload hash differs)');
     });
   }
-  verified.catch(() => {});
+  verified.then(() => markTime('snapshotVerified'), () => {});
   // The package files, in a buffer of their own (the file system keeps them).
   const files = filesOf(meta, payload.slice(0, memoryOffset));
   if (!meta.libs.every((lib) => files.has(lib.path))) throw new Error('snapshot lacks a library it lists');
   // Compiled now, while the rest of the runtime loads.
   libraries = libraries || compileLibraries(meta, files);
-  // Pyodide's memory snapshot again, in a fresh (so zeroed) buffer of its full
-  // length: its restore copies every byte of it into memory, the zero pages
-  // too, so what the runtime wrote there before the restore does not survive.
+  // Pyodide's memory snapshot: its kept pages and where the zero pages go. A
+  // restore writes it straight into Pyodide's memory (startFromSnapshot), the
+  // zero pages too, so what the runtime wrote there before does not survive.
   const { length, zeroRuns } = meta.memoryPages;
-  const memory = restoreZeroPages(payload.subarray(memoryOffset, memoryOffset + memoryLength), zeroRuns, length);
+  const kept = payload.subarray(memoryOffset, memoryOffset + memoryLength);
+  checkZeroPages(kept.length, zeroRuns, length);
+  const memory = { kept, zeroRuns, length };
   return { meta, files, libraries, verified, memory };
 }
 
@@ -391,7 +412,9 @@ async function findSnapshot(cache) {
       if (hit) {
         const bytes = new Uint8Array(await hit.arrayBuffer());
         markTime('snapshotRead');
-        return { source: 'cache', ...parseSnapshot(bytes) };
+        const parsed = parseSnapshot(bytes);
+        markTime('snapshotParsed');
+        return { source: 'cache', ...parsed };
       }
     } catch (e) {
       if (CONFIG.debug) console.warn('webnn-polyfill: stored engine snapshot unusable, not using it:', e);
@@ -478,6 +501,7 @@ export function prefetchRuntime() {
   PROGRESS.total = ['pyodide.js', 'pyodide.asm.js', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json']
     .reduce((n, name) => n + files[name].size, 0);
   reportProgress('fetch');
+  blobUrlsFetchable();
   const quiet = (p) => { p.catch(() => {}); return p; };
   const snapshot = quiet(openSnapshotCache().then(async (cache) => ({ cache, found: await findSnapshot(cache) })));
   let wheels = null;
@@ -592,7 +616,7 @@ function exportsAsInTable(instance, table) {
 // runs right after Pyodide copies a snapshot into memory (before any Python).
 // Pyodide offers no option for either, so its module factory (a global that
 // pyodide.asm.js, loaded by us, defined) is wrapped for this one call.
-async function loadPyodideWith(options, { wasmModule, beforeRestore, afterRestore }) {
+async function loadPyodideWith(options, { wasmModule, beforeRestore, afterRestore, image }) {
   const factory = globalThis._createPyodideModule;
   if (typeof factory !== 'function') throw new Error('pyodide.asm.js did not load');
   globalThis._createPyodideModule = async (settings) => {
@@ -611,7 +635,10 @@ async function loadPyodideWith(options, { wasmModule, beforeRestore, afterRestor
       const API = settings.API;
       const restore = API.restoreSnapshot;
       API.restoreSnapshot = (bytes) => {
-        const result = restore(bytes);
+        // With `image`: Pyodide reads only its header (checks and metadata); the
+        // image goes into memory from its kept pages (no image-sized copy between).
+        const result = restore(image ? image.header : bytes);
+        if (image) image.write(Module.HEAP8);
         afterRestore(Module);
         return result;
       };
@@ -628,18 +655,33 @@ async function loadPyodideWith(options, { wasmModule, beforeRestore, afterRestor
 // A URL for Pyodide to fetch a file we already fetched and verified: a blob:
 // URL of those very bytes, else (service workers have no blob URLs; a CSP
 // connect-src may refuse them) the file's own URL, which the HTTP cache then
-// serves from the fetch that was verified.
-async function verifiedUrl(name, bytes, type) {
-  if (typeof URL.createObjectURL !== 'function') return RUNTIME_BASE + name;
-  const url = URL.createObjectURL(new Blob([bytes], { type }));
-  try {
-    const probe = await savedFetch(url);
-    if (probe.body) await probe.body.cancel();
-    return url;
-  } catch (e) {
-    URL.revokeObjectURL(url);
-    return RUNTIME_BASE + name;
+// serves from the fetch that was verified. Whether this page may fetch blob:
+// URLs is probed once, with an empty blob, while the runtime downloads (not
+// after it: that cost a start two fetches on its critical path).
+let BLOB_URLS_FETCHABLE = null;
+
+function blobUrlsFetchable() {
+  if (!BLOB_URLS_FETCHABLE) {
+    BLOB_URLS_FETCHABLE = (async () => {
+      if (typeof URL.createObjectURL !== 'function') return false;
+      const url = URL.createObjectURL(new Blob([]));
+      try {
+        const probe = await savedFetch(url);
+        if (probe.body) await probe.body.cancel();
+        return true;
+      } catch (e) {
+        return false;
+      } finally {
+        URL.revokeObjectURL(url);
+      }
+    })();
   }
+  return BLOB_URLS_FETCHABLE;
+}
+
+async function verifiedUrl(name, bytes, type) {
+  if (!(await blobUrlsFetchable())) return runtimeUrl(name);
+  return URL.createObjectURL(new Blob([bytes], { type }));
 }
 
 async function runtimeParts(fetches) {
@@ -647,6 +689,7 @@ async function runtimeParts(fetches) {
   markTime('runtimeFetched');
   const [stdLibURL, lockFileURL] = await Promise.all([verifiedUrl('python_stdlib.zip', stdlib, 'application/zip'),
     verifiedUrl('pyodide-lock.json', lock, 'application/json')]);
+  markTime('blobUrls');
   return {
     wasm,
     options: { indexURL: RUNTIME_BASE, fullStdLib: false, stdLibURL, lockFileURL },
@@ -768,6 +811,9 @@ names`);
   const tableStart = Module.wasmTable.length;
   const libs = await loadSideModules(Module, names.filter((n) => n.endsWith('.so')).sort());
   reportProgress('import');
+  // Frozen out of the collector's generations (gc.freeze) before the snapshot: a start that
+  // restores it then finds them frozen already, and bridge.freeze_startup_objects() (engine.js)
+  // no longer traverses the ~33 000 start-up objects in a full collection on every later visit.
   pyodide.runPython(`import importlib, gc
 for name in ${encodeJson(ENGINE_MODULES)}:
     importlib.import_module(name)
@@ -776,7 +822,8 @@ for name in ${encodeJson(WARM_MODULES)}:
         importlib.import_module(name)
     except ImportError:
         pass
-gc.collect()`);
+gc.collect()
+gc.freeze()`);
   let snapshot = null;
   if (makeSnapshot) {
     reportProgress('snapshot');
@@ -801,7 +848,21 @@ async function startFromSnapshot(parts, found) {
   const { meta, files, libraries, verified, memory } = found;
   let modules = null;
   reportProgress('restore');
-  const pyodide = await loadPyodideWith({ ...parts.options, _loadSnapshot: memory }, {
+  // Pyodide's snapshot is [its header: magic, the image's offset, ...][the memory
+  // image]. Pyodide sizes its memory by the snapshot's length: it gets a zeroed
+  // stand-in of that length (never written, so it costs no memory), then at the
+  // restore only the header, and the image is written into its memory from the
+  // kept pages.
+  const { kept, zeroRuns, length } = memory;
+  const head = restoreZeroPages(kept, zeroRuns, length, { to: Math.min(16, length) });
+  const imageStart = head.length >= 8 ? new DataView(head.buffer).getUint32(4, true) : length + 1;
+  if (imageStart > length) throw new Error('snapshot memory image has no header');
+  const image = {
+    header: restoreZeroPages(kept, zeroRuns, length, { to: Math.min(length, Math.ceil(imageStart / 4) * 4) }),
+    write: (heap) => restoreZeroPages(kept, zeroRuns, length, { into: heap, from: imageStart }),
+  };
+  const pyodide = await loadPyodideWith({ ...parts.options, _loadSnapshot: new Uint8Array(length) }, {
+    image,
     wasmModule: parts.wasm,
     beforeRestore: async () => {
       await verified;  // nothing of the snapshot runs before its bytes are known good

@@ -6,7 +6,7 @@
 import { IDL_ALIASES, IDL_DICTS, IDL_ENUMS } from './idl_tables.js';
 import {
   SavedArrayBuffer, SavedSharedArrayBuffer, SavedUint8Array, charCodeAt, isArray, isView, numberIsFinite,
-  numberToString, objectKeys, reflectGetOwnPropertyDescriptor, reflectOwnKeys,
+  numberToString, objectKeys, reflectGetOwnPropertyDescriptor, reflectOwnKeys, stringSlice,
 } from './intrinsics.js';
 
 const MAX_U32 = 4294967295;
@@ -222,16 +222,34 @@ export function encodeJson(value) {
   return `${out}}`;
 }
 
+// Strings longer than this keep their non-ASCII characters in the JSON: a payload
+// holding one is that long too, so it crosses into the engine as UTF-8 bytes
+// (engine.js), never through Pyodide's string conversion; shorter ones are ASCII.
+export const RAW_JSON_STRING = 1 << 14;
+
+// JSON string: runs that need no escape are appended as slices (a label may be
+// millions of characters), the rest as escapes; lone surrogates always escaped.
 function encodeJsonString(s) {
+  const raw = s.length > RAW_JSON_STRING;
   let out = '"';
+  let start = 0;
   for (let i = 0; i < s.length; i++) {
     const c = charCodeAt(s, i);
+    if (c >= 0x20 && c < 0x7f && c !== 0x22 && c !== 0x5c) continue;
+    if (raw && c >= 0x7f) {
+      if (c < 0xd800 || c > 0xdfff) continue;
+      if (c <= 0xdbff && i + 1 < s.length) {
+        const d = charCodeAt(s, i + 1);
+        if (d >= 0xdc00 && d <= 0xdfff) { i++; continue; }
+      }
+    }
+    if (i > start) out += stringSlice(s, start, i);
     if (c === 0x22) out += '\\"';
     else if (c === 0x5c) out += '\\\\';
-    else if (c >= 0x20 && c < 0x7f) out += s[i];
-    else out += `\\u${numberToString(c + 0x10000, 16).slice(1)}`;
+    else out += `\\u${stringSlice(numberToString(c + 0x10000, 16), 1)}`;
+    start = i + 1;
   }
-  return `${out}"`;
+  return start === 0 ? `"${s}"` : `${out}${stringSlice(s, start)}"`;
 }
 
 // AllowSharedBufferSource: an ArrayBuffer, a SharedArrayBuffer, or a view on either.

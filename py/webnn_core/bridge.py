@@ -1,8 +1,8 @@
 """The JS shim's single door into the core.
 
 JS calls `call(method, payload, data=None)`:
-  * `payload` is an ASCII JSON array of arguments, already WebIDL-converted by
-    JS. Tagged objects carry what JSON cannot: {"$o": h} an object handle
+  * `payload` is a JSON array of arguments, already WebIDL-converted by
+    JS (ASCII, except in long payloads: `call_text`). Tagged objects carry what JSON cannot: {"$o": h} an object handle
     (operand, builder, graph, tensor, context), {"$n": "NaN"|"Infinity"|
     "-Infinity"|"-0"} a special double, {"$i": "123"} a bigint, and
     {"$r": [[key, value], ...]} a record. Records never travel as JSON objects,
@@ -16,6 +16,17 @@ or for byte results {"ok": null, "bytes": [address, length]}: JS copies those
 bytes out of the wasm heap itself, at once (the array stays alive until the
 next call), or later for a read pinned with a handle (released by JS).
 
+Long text (over LONG_TEXT characters: a huge label or name, a StableHLO
+program, an exported model) does not go through Pyodide's string conversions,
+which build a JS array of every code point (a RangeError past ~2**27 of them,
+whatever the memory), a string one character at a time, and read the wrong
+memory for non-ASCII text past 2 GiB of heap: JS calls `call_text`, which has
+it write the payload's UTF-8 bytes into an array the engine allocates
+(`set_text_writer`), and a long or non-ASCII reply comes back as
+"@address,length", UTF-8 bytes JS decodes from the heap at once. Short
+payloads are ASCII JSON (JS escapes the rest). Where memory does not allow
+either, the reply is the spec's UnknownError.
+
 Handles are plain integers; JS keeps them in its wrapper objects and releases
 them with `release` (destroying the tensor or graph behind them) once the JS
 object is collected. A builder's operand handles are released when it builds.
@@ -25,6 +36,7 @@ as a detail JS logs in debug mode.
 """
 from __future__ import annotations
 
+import codecs
 import gc
 import json
 import math
@@ -48,6 +60,12 @@ _builder_operands: "weakref.WeakKeyDictionary[GraphBuilder, list]" = weakref.Wea
 _last_out: list = [None]
 # JS function (address) -> None copying the call's bytes into the wasm heap.
 _heap_writer: list = [None]
+# JS function (address, length) -> None writing the long payload of the call in progress there.
+_text_writer: list = [None]
+# The last long reply's bytes, alive until JS has decoded them (the next call).
+_last_text: list = [None]
+# Payloads and replies longer than this (characters) cross as bytes in the wasm heap.
+LONG_TEXT = 1 << 14
 # Backends that queue device commands (webgpu): drained into every reply.
 _device_backends: "weakref.WeakSet" = weakref.WeakSet()
 # Arrays the last reply's device commands point into, alive until the next call.
@@ -83,6 +101,11 @@ def set_heap_writer(writer) -> None:
     unsigned addresses, so it is right anywhere in a 4 GiB heap (Pyodide's own
     conversions go wrong past 2 GiB)."""
     _heap_writer[0] = writer
+
+
+def set_text_writer(writer) -> None:
+    """Pyodide: JS's `(address, length) => encodeInto(longPayload, heap[address:address+length])`."""
+    _text_writer[0] = writer
 
 
 class _JsSource:
@@ -356,7 +379,10 @@ _TAKES_DATA = {"builder_constant", "write_tensor", "create_constant_tensor", "lo
 _OK_NONE = '{"ok":null}'
 # Made once: json.loads/dumps with options build a new decoder/encoder per call.
 _DECODER = json.JSONDecoder(object_hook=_decode)
-_ENCODER = json.JSONEncoder(allow_nan=False)
+# Non-ASCII text stays as it is: such a reply crosses as UTF-8 bytes (_long_reply), a
+# third of \uXXXX escapes' size, and never through Pyodide's UCS-2/UCS-4 string
+# conversions, which read the wrong memory past 2 GiB of heap.
+_ENCODER = json.JSONEncoder(allow_nan=False, ensure_ascii=False)
 
 
 def _reply_bytes(result: _Bytes) -> str:
@@ -398,6 +424,38 @@ def _with_device(reply: dict) -> str:
 
 
 def call(method: str, payload: str, data=None):
+    _last_text[0] = None
+    return _long_reply(method, _call(method, payload, data))
+
+
+def call_text(method: str, length: int, data=None):
+    """`call` for a long payload: `length` bytes of UTF-8 that JS writes into an
+    array allocated here."""
+    _last_text[0] = None
+    try:
+        buffer = np.empty(length, np.uint8)
+        _text_writer[0](int(buffer.__array_interface__["data"][0]), length)
+        payload = codecs.utf_8_decode(buffer, "strict", True)[0]
+        del buffer
+    except Exception as e:  # noqa: BLE001 - memory (here or in JS) or a writer failure
+        return _error_reply(method, e)
+    return _long_reply(method, _call(method, payload, data))
+
+
+def _long_reply(method: str, text: str) -> str:
+    """`text`, or for a long or non-ASCII one "@address,length" of its UTF-8 bytes,
+    kept until the next call."""
+    if len(text) <= LONG_TEXT and text.isascii():
+        return text
+    try:
+        raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), np.uint8)
+    except MemoryError:
+        return _short_error(UnknownError(f"{method}: out of memory for the reply ({len(text)} characters)"))
+    _last_text[0] = raw
+    return f"@{int(raw.__array_interface__['data'][0])},{raw.nbytes}"
+
+
+def _call(method: str, payload: str, data=None):
     _last_out[0] = None
     _device_keep.clear()
     try:
@@ -419,11 +477,26 @@ def call(method: str, payload: str, data=None):
         return _error_reply(method, e)
 
 
+def _short_error(err: WebNNError) -> str:
+    """An error reply that needs no memory to speak of (ASCII message)."""
+    return '{"error":["' + err.js_name + '",' + json.dumps(err.message) + "]}"
+
+
 def _error_reply(method: str, e: Exception) -> str:
+    try:
+        return _error_reply_of(method, e)
+    except MemoryError:  # e.g. a message with a huge label: no room to encode it
+        return _short_error(UnknownError(f"{method}: out of memory"))
+
+
+def _error_reply_of(method: str, e: Exception) -> str:
     if isinstance(e, WebNNError):
         return _with_device({"error": [e.js_name, e.message]})
     if isinstance(e, MemoryError):
         err = UnknownError(f"{method}: out of memory")
+        return _with_device({"error": [err.js_name, err.message]})
+    if type(e).__name__ == "JsException":  # Pyodide: a JS callback (heap or text writer) failed, e.g. a RangeError
+        err = UnknownError(f"{method}: the engine's JavaScript side failed: {str(e)[:200]}")
         return _with_device({"error": [err.js_name, err.message]})
     # An engine bug: surface it, never hang or crash the page.
     err = OperationError(f"{method}: internal error in the WebNN engine (details with webnnPolyfill.config.debug)")
@@ -445,7 +518,7 @@ def read_reply_address() -> int:
 
 
 def write_fast(context_h: int, tensor_h: int, nbytes: int):
-    _last_out[0] = None
+    _last_out[0] = _last_text[0] = None
     _device_keep.clear()
     try:
         write_tensor(_objects.get(context_h, _RELEASED), _objects.get(tensor_h, _RELEASED), _JsSource(nbytes))
@@ -457,7 +530,7 @@ def write_fast(context_h: int, tensor_h: int, nbytes: int):
 def dispatch_fast(context_h: int, graph_h: int, *tensor_hs: int):
     """dispatch() whose tensors are bound to the graph's inputs, then outputs, in
     the order of the graph's inputNames / outputNames (JS checked the names)."""
-    _last_out[0] = None
+    _last_out[0] = _last_text[0] = None
     _device_keep.clear()
     try:
         graph = _objects.get(graph_h, _RELEASED)
@@ -477,7 +550,7 @@ def read_fast(context_h: int, tensor_h: int, pin: int = 0):
     bytes out at once; they stay alive until the next call), or with `pin` (a read
     into the page's buffer, copied when it settles) [address, length, pin handle]:
     the snapshot stays alive until JS calls release(pin)."""
-    _last_out[0] = None
+    _last_out[0] = _last_text[0] = None
     _device_keep.clear()
     try:
         result = read_tensor(_objects.get(context_h, _RELEASED), _objects.get(tensor_h, _RELEASED), bool(pin))

@@ -51,7 +51,6 @@ class GraphBuilder:
         self.context = context
         self.built = False
         self._operand_count = 0
-        self._input_names: set[str] = set()  # the spec's input() step 3: names are unique per builder
 
     # -- bookkeeping -------------------------------------------------------
     def next_operand_id(self) -> int:
@@ -71,19 +70,20 @@ class GraphBuilder:
 
     # -- inputs and constants ---------------------------------------------
     def input(self, name: str, descriptor: dict) -> Operand:
+        """A graph input. A name the builder already has is accepted here, unlike the
+        ED's input() step 3, as shipping Chromium and WPT's validation helpers do (they
+        call input('input', ...) many times on one builder); build() rejects a graph
+        whose outputs depend on two inputs of one name (graph.Graph). README,
+        "Accepted beyond the 2026 IDL"."""
         self._check_state("input")
         if not isinstance(name, str) or name == "":
             raise WebNNTypeError("input: the name must not be empty")
-        if name in self._input_names:
-            raise WebNNTypeError(f"input: this builder already has an input named {name!r}")
         limits = self.context.io_types["input"]
         try:
             shape = check_descriptor(descriptor["dataType"], descriptor["shape"], limits, f"input '{name}'")
         except Invalid as e:
             raise WebNNTypeError(str(e)) from None
-        operand = Operand(self, descriptor["dataType"], shape, "input", name=name)
-        self._input_names.add(name)
-        return operand
+        return Operand(self, descriptor["dataType"], shape, "input", name=name)
 
     def constant(self, descriptor: dict, data) -> Operand:
         """`data`: raw bytes (or any buffer) of exactly the descriptor's byte length,

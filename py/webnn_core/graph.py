@@ -166,7 +166,9 @@ class Graph:
         self.destroyed = False
         outputs = list(named_outputs.values())
         self.nodes = reachable_nodes(outputs)
-        # Graph inputs and constants are only those reachable from the outputs.
+        # Graph inputs and constants are only those reachable from the outputs. Two
+        # inputs of one name are an error only here, when the outputs use both
+        # (MLGraphBuilder.input() accepts the name, as Chromium does).
         self.inputs: dict[str, Operand] = {}
         self.constants: dict = {}
         for node in self.nodes:
@@ -175,7 +177,8 @@ class Graph:
                     continue
                 if inp.kind == "input":
                     if self.inputs.get(inp.name, inp) is not inp:
-                        raise WebNNTypeError(f"build: two graph inputs are named {inp.name!r}")
+                        raise WebNNTypeError(f"build: two inputs the outputs depend on are named {inp.name!r}; "
+                                             "input names must be unique within a graph")
                     self.inputs[inp.name] = inp
                 elif inp.kind == "constant":
                     self.constants[inp.id] = inp.value

@@ -64,7 +64,7 @@ def test_query_switches_fast_paths_off(page, server):
 
 
 def test_missing_module_falls_back_to_numpy_with_a_reason(page, server):
-    page.route("**/webnn-kernels*.wasm", lambda route: route.fulfill(status=404, body="gone"))
+    page.route("**/webnn-kernels*.wasm*", lambda route: route.fulfill(status=404, body="gone"))
     load(page, server)
     out = page.evaluate("kernelChecks()")
     status = out["status"]

@@ -315,7 +315,7 @@ def test_without_the_relaxed_simd_builds_the_simd128_builds_run(browser, server)
     falls back to the simd128 builds, single-thread and pool alike."""
     context = browser.new_context()
     try:
-        context.route("**/webnn-kernels*-relaxed.wasm", lambda route: route.fulfill(status=404, body="gone"))
+        context.route("**/webnn-kernels*-relaxed.wasm*", lambda route: route.fulfill(status=404, body="gone"))
         fallback = run_start(context, server)
     finally:
         context.close()

@@ -50,7 +50,15 @@ window.result = (async () => {
   ctx.dispatch(m2.graph, { arg0: a }, { result0: r });
   out.small = Array.from(new Float32Array(await ctx.readTensor(r)));
   out.errors = [];
-  for (const bad of [small.replace('%arg0, %arg1', '%arg0 ? %arg1'), small.replace('stablehlo.multiply', 'stablehlo.atan2')]) {
+  // an empty output; a custom_call after an `index` constant the importer cannot read
+  const emptyOut = 'func.func public @main(%arg0: tensor<3xf32>) -> tensor<0xf32> {\\n' +
+    '  %0 = stablehlo.slice %arg0 [0:0] : (tensor<3xf32>) -> tensor<0xf32>\\n  return %0 : tensor<0xf32>\\n}\\n';
+  const customCall = 'func.func public @main(%arg0: tensor<3xf32>) -> tensor<3xf32> {\\n' +
+    '  %c = stablehlo.constant dense<[0]> : tensor<1xindex>\\n' +
+    '  %0 = stablehlo.custom_call @lapack_spotrf_ffi(%arg0, %c) : (tensor<3xf32>, tensor<1xindex>) -> tensor<3xf32>\\n' +
+    '  return %0 : tensor<3xf32>\\n}\\n';
+  for (const bad of [small.replace('%arg0, %arg1', '%arg0 ? %arg1'), small.replace('stablehlo.multiply', 'stablehlo.atan2'),
+                     emptyOut, customCall]) {
     try { await webnnPolyfill.loadStableHLO(ctx, bad); out.errors.push(null); }
     catch (e) { out.errors.push({ name: e.name, message: e.message, isError: e instanceof Error || e instanceof DOMException }); }
   }
@@ -94,10 +102,14 @@ def test_load_stablehlo_in_browser_matches_jax(site, browser, timeline):
     assert result["labels"] == [s["jaxLabel"] for s in samples]
     assert result["smallInputs"] == ["arg0"]
     assert result["small"] == [2, -3, 2]
-    syntax, unsupported = result["errors"]
+    syntax, unsupported, empty_out, custom_call = result["errors"]
     assert syntax["name"] == "SyntaxError" and syntax["message"].startswith("3:"), syntax
     assert unsupported["name"] == "NotSupportedError" and "stablehlo.atan2" in unsupported["message"], unsupported
-    assert "Traceback" not in syntax["message"] + unsupported["message"]
+    assert empty_out["name"] == "NotSupportedError" and "'result0'" in empty_out["message"] \
+        and "no elements" in empty_out["message"], empty_out
+    assert custom_call["name"] == "NotSupportedError" and custom_call["message"].startswith("3:") \
+        and "stablehlo.custom_call" in custom_call["message"] and "@lapack_spotrf_ffi" in custom_call["message"], custom_call
+    assert not any("Traceback" in e["message"] for e in result["errors"])
 
 
 def test_gallery_jax_digits_page(server, browser):
@@ -200,7 +212,7 @@ def test_jax_programs_in_browser(tmp_path, browser):
             if e.dtype.kind in "biu":
                 ok = np.array_equal(g.astype(e.dtype), e)
             else:
-                ok = np.allclose(g, e, rtol=2e-5, atol=2e-5)
+                ok = np.allclose(g, e, rtol=2e-5, atol=2e-5, equal_nan=True)  # NaN where JAX has NaN
             if not ok:
                 failures.append(f"{name} result{i}: {g} != {e}")
     assert not failures, "\n".join(failures)

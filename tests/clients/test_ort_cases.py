@@ -50,3 +50,60 @@ def test_the_test_data_gives_the_issue_case_counts():
         pytest.skip(f"no ORT test data in {ort_web.TESTDATA} (ort-testdata-{ort_web.ORT_VERSION}.tar.xz)")
     assert len(ort_cases.op_cases(data)) == 646
     assert len(ort_cases.webnn_node_tests(data)) == 296
+
+
+def test_whole_network_tolerance_is_1e3_plus_1e3_of_the_reference():
+    ref = np.array([0.0, 100.0, -2.0, np.nan])
+    assert ort_web.network_mismatch(np.array([0.00099, 100.1009, -2.0029, np.nan]), ref) is None
+    assert "1/4 values differ" in ort_web.network_mismatch(np.array([0.0011, 100.0, -2.0, np.nan]), ref)
+    assert "1/4 values differ" in ort_web.network_mismatch(np.array([0.0, 100.1021, -2.0, np.nan]), ref)
+    assert "1/4 values differ" in ort_web.network_mismatch(np.array([0.0, 100.0, -2.0, 0.0]), ref)
+    assert "shape" in ort_web.network_mismatch(np.zeros((1, 4)), ref)
+    # the issue-33 symptom: every probability 1.0 where the reference is a distribution
+    probs = np.full(1000, 1e-3)
+    assert "1000/1000 values differ" in ort_web.network_mismatch(np.ones(1000), probs)
+
+
+_PLACED = "2026-11-28 19:41:31.31 [V:onnxruntime:, session_state.cc:1266 VerifyEachNodeIsAssignedToAnEp]"
+_LISTED = "2026-11-28 19:41:31.31 [V:onnxruntime:, session_state.cc:1268 VerifyEachNodeIsAssignedToAnEp]"
+_CAPABILITY = ("[W:onnxruntime:, webnn_execution_provider.cc:166 GetCapability] WebNNExecutionProvider::GetCapability, "
+               "number of partitions supported by WebNN: 2 number of nodes in the graph: 4 number of nodes supported by WebNN: 3")
+
+
+def _net_run(cpu_ops, outputs):
+    log = [_CAPABILITY, f"{_PLACED}  Node(s) placed on [WebNNExecutionProvider]. Number of nodes: 2",
+           f"{_PLACED}  Node(s) placed on [CPUExecutionProvider]. Number of nodes: {len(cpu_ops)}"]
+    log += [f"{_LISTED}   {op} (n{i})" for i, op in enumerate(cpu_ops)]
+    return {"log": log, "builds": 2, "dispatches": 2, "outputs": outputs}
+
+
+def test_a_benchmark_net_runs_on_webnn_when_only_ops_without_an_ort_webnn_builder_are_elsewhere():
+    case = ort_cases.Case("net", "nets", b"")
+    ref = {"y": _out(np.array([0.25, 0.75], np.float32))}
+    close = {"y": _out(np.array([0.2505, 0.7505], np.float32))}  # within 1e-3 + 1e-3·|ref|, not ORT's 1e-4
+    v = ort_web.judge(case, "cpu", _net_run(["Sum"], close), ref, "wasm")
+    assert (v.accepted, v.ran, v.matched) == (True, True, True), v
+    v = ort_web.judge(case, "cpu", _net_run(["Conv"], close), ref, "wasm")
+    assert v.accepted and not v.ran and "CPUExecutionProvider" in v.why
+    wrong = {"y": _out(np.array([1.0, 1.0], np.float32))}
+    v = ort_web.judge(case, "cpu", _net_run(["Sum"], wrong), ref, "wasm")
+    assert v.ran and not v.matched
+    assert ort_web.network_failures([v]) == [f"[cpu] net: {v.why}"]
+    # a whole network of the models group the EP refused is ORT's choice, not a failure; a net must run
+    refused = ort_web.judge(ort_cases.Case("lstm", "models", b""), "cpu", {"log": [], "builds": 0}, ref, "wasm")
+    not_run = ort_web.judge(case, "cpu", {"log": [], "builds": 0, "error": "page: timeout"}, ref, "wasm")
+    assert ort_web.network_failures([refused]) == [] and len(ort_web.network_failures([not_run])) == 1
+
+
+def test_bench_ort_compares_every_output_with_the_wasm_ep():
+    import bench_ort
+
+    def page(*values):
+        return {"models": {"m": {"outputs": {"y": {"dims": [len(values)], "data": list(values)}}}}}
+
+    res = {"wasm1": page(0.25, 0.75), "webnn": page(0.2505, 0.75), "webnn1": page(1.0, 1.0)}
+    checks = bench_ort.output_checks(res)
+    assert checks[("webnn", "m")] is None and "2/2 values differ" in checks[("webnn1", "m")]
+    res["webnn"]["models"]["m"] = {"error": "boom"}
+    assert "boom" in bench_ort.output_checks(res)[("webnn", "m")]
+    assert bench_ort.output_checks({"webnn": page(1.0)}) == {}  # no reference: nothing claimed

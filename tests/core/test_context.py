@@ -182,6 +182,6 @@ def test_op_support_limits_computed_once_per_backend_class_and_fresh_per_call(mo
     first["preferredInputLayout"] = "mutated"
     second = b.op_support_limits()
     assert second == real(b) and second is not first
-    assert "mutated" not in second["relu"]["input"]["dataTypes"] and second["preferredInputLayout"] == "nhwc"
+    assert "mutated" not in second["relu"]["input"]["dataTypes"] and second["preferredInputLayout"] == "nchw"
     assert a.op_support_limits() == second
     assert len(computed) == 1

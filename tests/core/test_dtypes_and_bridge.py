@@ -43,8 +43,17 @@ def test_cast_number_to_floats():
     assert float(dtypes.cast_number(2**53 + 1, "float32")) == float(np.float32(2**53))
 
 
+def reply_text(text):
+    """The reply's JSON text: a long or non-ASCII one is "@address,length" of UTF-8
+    bytes in the heap, which JS decodes at once; here ctypes reads them."""
+    if text.startswith("@"):
+        address, length = map(int, text[1:].split(","))
+        return ctypes.string_at(address, length).decode("utf-8")
+    return text
+
+
 def call(method, *args, data=None):
-    reply = json.loads(bridge.call(method, json.dumps(list(args)), data))
+    reply = json.loads(reply_text(bridge.call(method, json.dumps(list(args)), data)))
     if "bytes" in reply:  # JS copies these out of the heap; here ctypes does
         address, length = reply["bytes"]
         return ctypes.string_at(address, length)
@@ -79,6 +88,63 @@ def test_bridge_reports_engine_bugs_as_operation_errors(monkeypatch):
     monkeypatch.setitem(bridge.METHODS, "new_builder", boom)
     err = call("new_builder", 1)
     assert err["error"][0] == "OperationError"
+
+
+def test_long_text_crosses_as_utf8_bytes_both_ways(monkeypatch):
+    """Issue 33 #3: a payload over LONG_TEXT characters (a huge label) is written by JS
+    as UTF-8 into an array the engine allocates (call_text), not converted by Pyodide
+    (which fails past ~2**27 code points); a long or non-ASCII reply comes back as
+    "@address,length" of UTF-8 bytes. The op's labelled TypeError survives intact."""
+    pending = [b""]
+    monkeypatch.setattr(bridge, "_text_writer", [lambda address, length: ctypes.memmove(address, pending[0], length)])
+
+    def call_text(method, *args):
+        pending[0] = json.dumps(list(args), ensure_ascii=False).encode("utf-8")  # JS's raw JSON for long strings
+        return json.loads(reply_text(bridge.call_text(method, len(pending[0]))))
+
+    ctx = call("create_context", "cpu", "default")["ok"]
+    b = call("new_builder", {"$o": ctx})["ok"]
+    x = call("builder_input", {"$o": b}, "x", {"dataType": "float32", "shape": [2]})["ok"]
+    for unit in ("a", "\u00e9", "\u4e2d", "\U0001F600"):
+        label = unit * (bridge.LONG_TEXT + 7)
+        err = call_text("builder_op", {"$o": b}, "softmax", [{"$o": x[0]}, 7], {"label": label})["error"]
+        assert err[0] == "TypeError" and err[1].startswith(f"[{label}] softmax")
+    # A short reply with non-ASCII text crosses as bytes too (Pyodide's UCS-2/4 conversion
+    # reads the wrong memory past 2 GiB of heap); ASCII ones stay plain strings.
+    raw = bridge.call("builder_input", json.dumps([{"$o": b}, "\u00f1", {"dataType": "float32", "shape": [1]}]))
+    assert not raw.startswith("@")  # an ASCII reply: a plain string
+    y = call("builder_op", {"$o": b}, "relu", [{"$o": x[0]}], {})["ok"]
+    text = bridge.call("builder_build", json.dumps([{"$o": b}, {"$r": [["\u00fc", {"$o": y[0]}]]}]))
+    assert text.startswith("@") and json.loads(reply_text(text))["ok"]["outputNames"] == ["\u00fc"]
+
+
+def test_allocation_failures_are_unknown_errors(monkeypatch):
+    """Issue 33 #3: no room for a long payload, a JS callback failing (Pyodide raises it
+    as JsException), no room to encode a reply: each is the spec's UnknownError, with
+    no Python text."""
+    ctx = call("create_context", "cpu", "default")["ok"]
+    b = call("new_builder", {"$o": ctx})["ok"]
+
+    class JsException(Exception):  # what Pyodide raises for a JS error in a callback
+        pass
+
+    def js_range_error(*_):
+        raise JsException("RangeError: Invalid array length")
+
+    monkeypatch.setattr(bridge, "_text_writer", [js_range_error])
+    err = json.loads(bridge.call_text("builder_input", 100))["error"]
+    assert err[0] == "UnknownError" and "RangeError" in err[1] and "JsException" not in err[1]
+    err = json.loads(bridge.call_text("builder_input", 2**62))["error"]  # numpy cannot allocate it
+    assert err == ["UnknownError", "builder_input: out of memory"]
+    monkeypatch.setattr(bridge, "_heap_writer", [js_range_error])
+    err = call("builder_constant", {"$o": b}, {"dataType": "float32", "shape": [2]}, data=8)["error"]
+    assert err[0] == "UnknownError" and "JsException" not in err[1]
+
+    def no_memory(*_):
+        raise MemoryError
+    monkeypatch.setattr(bridge, "_ENCODER", type("E", (), {"encode": staticmethod(no_memory)})())
+    err = call("builder_op", {"$o": b}, "softmax", [{"$o": 12345}, 7], {"label": "L"})["error"]
+    assert err == ["UnknownError", "builder_op: out of memory"]
 
 
 def test_bridge_records_never_read_names_as_tags():

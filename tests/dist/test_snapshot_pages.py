@@ -47,6 +47,17 @@ const fs = require('fs');
       continue;
     }
     const { kept, zeroRuns } = m.elideZeroPages(bytes);
+    if (c.range) {  // a part of the image, into a buffer of garbage (or a new one)
+      const [from, to, spare] = c.range;
+      let into = null;
+      if (spare !== null) {
+        into = new Uint8Array(to - from + spare);
+        into.fill(0xab);
+      }
+      const got = m.restoreZeroPages(kept, zeroRuns, bytes.length, { into, from, to });
+      out.push({ range: Buffer.from(got).toString('hex') });
+      continue;
+    }
     const back = m.restoreZeroPages(kept, zeroRuns, bytes.length);
     out.push({ kept: Buffer.from(kept).toString('hex'), zeroRuns, back: Buffer.from(back).toString('hex'),
       pageSize: m.SNAPSHOT_PAGE_SIZE });
@@ -133,3 +144,16 @@ def test_malformed_lists_are_refused(kept_pages, zero_runs, length):
     (got,) = run([{"restoreOnly": True, "hex": page(1).hex() * kept_pages, "zeroRuns": zero_runs,
                    "length": length}])
     assert got["error"], got
+
+
+@pytest.mark.parametrize("spare", [None, 0, 5], ids=["new_buffer", "into_exact", "into_larger"])
+@pytest.mark.parametrize("name", ["zero_at_both_ends", "partial_last_page_zero", "no_zero_pages"])
+def test_a_range_written_into_a_buffer(name, spare):
+    """A restore writes Pyodide's memory straight from the kept pages: any range of the image,
+    zero pages written as zeros over what the buffer held, the rest of the buffer untouched."""
+    raw = CASES[name]
+    ranges = [(0, len(raw)), (10, len(raw)), (PAGE + 1, len(raw) - 3), (0, 16), (len(raw), len(raw))]
+    results = run([{"hex": raw.hex(), "range": [a, b, spare]} for a, b in ranges])
+    for (a, b), got in zip(ranges, results):
+        want = raw[a:b] + (b"\xab" * spare if spare else b"")
+        assert bytes.fromhex(got["range"]) == want, (name, a, b)

@@ -146,3 +146,51 @@ def test_weights_as_parameters():
     model = load_stablehlo(export(f, (w, x)), weights={"arg0": w})
     assert list(model.inputs) == ["arg1"]
     assert_matches_jax(f, (w, x), model(x))
+
+
+def test_zero_size_parameter_is_not_a_graph_input():
+    """A zero-size parameter carries no data: it is no graph input, yet the program
+    runs and matches JAX (keep_unused so JAX keeps it in @main's signature)."""
+    e = np.zeros((0, 4), np.float32)
+    a = np.random.default_rng(4).standard_normal((3, 4)).astype(np.float32)
+    f = lambda e, a: (jnp.concatenate([e, a, e]), e.sum(0) + a[0])  # noqa: E731
+    model = load_stablehlo(jax.jit(f, keep_unused=True).lower(e, a).as_text())
+    assert list(model.inputs) == ["arg1"] and model.input_names == ["arg0", "arg1"]
+    assert_matches_jax(f, (e, a), model(e, a))
+    assert_matches_jax(f, (e, a), [v for _, v in sorted(model.run({"arg1": a}).items())])
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_empty_output_is_rejected_by_name(form):
+    """Empty intermediates fold away, but a graph cannot output an empty tensor:
+    the error names the output."""
+    from webnn_core.xla import NotExpressibleError
+
+    x = np.ones((3, 4), np.float32)
+    f = lambda a: (a * 2, a[:, :0] + 1)  # noqa: E731
+    with pytest.raises(NotExpressibleError) as err:
+        load_stablehlo(export(f, (x,), form))
+    msg = str(err.value)
+    assert "result 1" in msg and "'result1'" in msg and "tensor<3x0xf32>" in msg and "no elements" in msg, msg
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_custom_call_is_named_with_its_target(form):
+    """jnp.linalg.cholesky lowers to a LAPACK custom_call whose attributes hold
+    `tensor<2xindex>` layouts the importer cannot read; the error still names the
+    custom_call and its call target (read here from the text independently)."""
+    import re
+
+    from webnn_core.xla import NotExpressibleError
+
+    a = np.array([[4, 2, 0], [2, 5, 1], [0, 1, 3]], np.float32)
+    text = export(jnp.linalg.cholesky, (a,), form)
+    found = re.search(r'custom_call"?\s*(?:@|\(.*?call_target_name = ")([\w.]+)', text, re.S)
+    assert found, text
+    target = found.group(1)
+    with pytest.raises(NotExpressibleError) as err:
+        load_stablehlo(text)
+    msg = str(err.value)
+    assert "stablehlo.custom_call" in msg and f"@{target}" in msg, msg
+    line = 1 + text[:text.index("custom_call")].count("\n")
+    assert msg.startswith(f"{line}:"), msg

@@ -183,3 +183,112 @@ def test_identity_program_returns_a_copy_of_the_input():
     a, b = model(x)
     np.testing.assert_array_equal(a, x)
     np.testing.assert_array_equal(b, x)
+
+
+# ------------------------------------------------------------------ zero-size values
+# JAX folds gathers/scatters of empty index lists itself; what it would print
+# without that folding (the 2-row versions JAX prints, with 0 rows):
+EMPTY_INDEX_PROGRAM = """
+module @jit_f {
+  func.func public @main(%arg0: tensor<3x4xf32>, %arg1: tensor<0xi32>, %arg2: tensor<0x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>) {
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %0 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<i32>) -> tensor<0xi32>
+    %1 = stablehlo.compare LT, %arg1, %0, SIGNED : (tensor<0xi32>, tensor<0xi32>) -> tensor<0xi1>
+    %c_0 = stablehlo.constant dense<3> : tensor<i32>
+    %2 = stablehlo.broadcast_in_dim %c_0, dims = [] : (tensor<i32>) -> tensor<0xi32>
+    %3 = stablehlo.add %arg1, %2 : tensor<0xi32>
+    %4 = stablehlo.select %1, %3, %arg1 : tensor<0xi1>, tensor<0xi32>
+    %5 = stablehlo.broadcast_in_dim %4, dims = [0] : (tensor<0xi32>) -> tensor<0x1xi32>
+    %6 = "stablehlo.scatter"(%arg0, %5, %arg2) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({
+    ^bb0(%arg3: tensor<f32>, %arg4: tensor<f32>):
+      stablehlo.return %arg4 : tensor<f32>
+    }) : (tensor<3x4xf32>, tensor<0x1xi32>, tensor<0x4xf32>) -> tensor<3x4xf32>
+    %7 = "stablehlo.gather"(%arg0, %5) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 4>}> : (tensor<3x4xf32>, tensor<0x1xi32>) -> tensor<0x4xf32>
+    %8 = stablehlo.concatenate %7, %arg0, %7, dim = 0 : (tensor<0x4xf32>, tensor<3x4xf32>, tensor<0x4xf32>) -> tensor<3x4xf32>
+    %9 = stablehlo.add %6, %8 : tensor<3x4xf32>
+    return %6, %9 : tensor<3x4xf32>, tensor<3x4xf32>
+  }
+}
+"""
+
+
+def test_scatter_and_gather_of_no_indices():
+    """A scatter of no updates leaves the operand; a gather of no rows is empty and
+    drops out of the concatenate; the zero-size parameters are no graph inputs."""
+    model = load_stablehlo(EMPTY_INDEX_PROGRAM)
+    assert list(model.inputs) == ["arg0"]
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    same, doubled = model(x, np.zeros(0, np.int32), np.zeros((0, 4), np.float32))
+    np.testing.assert_array_equal(same, x)
+    np.testing.assert_array_equal(doubled, 2 * x)
+
+
+def test_empty_operand_without_a_rule_is_a_typed_error():
+    """A gather with a zero-length index vector (a broadcast in disguise) has a
+    non-empty result from an empty operand and no folding rule: a typed error."""
+    text = """
+func.func public @main(%arg0: tensor<3x4xf32>) -> tensor<2x3x4xf32> {
+  %c = stablehlo.constant dense<> : tensor<2x0xi32>
+  %0 = "stablehlo.gather"(%arg0, %c) <{dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], index_vector_dim = 1>, slice_sizes = array<i64: 3, 4>}> : (tensor<3x4xf32>, tensor<2x0xi32>) -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}
+"""
+    with pytest.raises(NotExpressibleError, match=r"^4:\d+: stablehlo\.gather: .*operand 1 \(tensor<2x0xi32>\) has no "
+                                                  r"elements"):
+        load_stablehlo(text)
+
+
+CUSTOM_CALL_AFTER_INDEX = """
+module @m {
+  func.func public @main(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+    %0 = call @helper(%arg0) : (tensor<3xf32>) -> tensor<3xf32>
+    return %0 : tensor<3xf32>
+  }
+  func.func private @helper(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+    %c = stablehlo.constant dense<[0]> : tensor<1xindex>
+    %0 = stablehlo.custom_call @my_native_kernel(%arg0, %c) {operand_layouts = [dense<0> : tensor<1xindex>, dense<0> : tensor<1xindex>]} : (tensor<3xf32>, tensor<1xindex>) -> tensor<3xf32>
+    return %0 : tensor<3xf32>
+  }
+}
+"""
+CUSTOM_CALL_GENERIC = """
+"builtin.module"() ({
+  "func.func"() <{function_type = (tensor<3xf32>) -> tensor<3xf32>, sym_name = "main"}> ({
+  ^bb0(%arg0: tensor<3xf32>):
+    %0 = "stablehlo.constant"() <{value = dense<[0]> : tensor<1xindex>}> : () -> tensor<1xindex>
+    %1 = "stablehlo.custom_call"(%arg0, %0) <{call_target_name = "lapack_sgesdd_ffi", operand_layouts = [dense<0> : tensor<1xindex>, dense<0> : tensor<1xindex>]}> : (tensor<3xf32>, tensor<1xindex>) -> tensor<3xf32>
+    "func.return"(%1) : (tensor<3xf32>) -> ()
+  }) : () -> ()
+}) : () -> ()
+"""
+
+
+@pytest.mark.parametrize("text, target, where", [(CUSTOM_CALL_AFTER_INDEX, "@my_native_kernel", "9:5"),
+                                                 (CUSTOM_CALL_GENERIC, "@lapack_sgesdd_ffi", "6:5")])
+def test_custom_call_is_named_before_earlier_failures(text, target, where):
+    """An `index` constant the importer cannot read comes first in the text; the
+    error still names the custom_call that makes the program inexpressible."""
+    with pytest.raises(NotExpressibleError) as err:
+        load_stablehlo(text)
+    msg = str(err.value)
+    assert msg.startswith(f"{where}: stablehlo.custom_call: ") and f"call target {target}" in msg, msg
+
+
+def test_unused_parameter_is_accepted_but_not_a_graph_input():
+    """A parameter no result depends on (here once its only use folded away) is no
+    graph input; `inputs` lists what a dispatch feeds, the call still takes it."""
+    text = """
+func.func public @main(%arg0: tensor<3xf32>, %arg1: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = stablehlo.slice %arg1 [0:0] : (tensor<3xf32>) -> tensor<0xf32>
+  %1 = stablehlo.concatenate %0, %arg0, dim = 0 : (tensor<0xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %2 = stablehlo.negate %1 : tensor<3xf32>
+  return %2 : tensor<3xf32>
+}
+"""
+    model = load_stablehlo(text)
+    assert model.inputs == {"arg0": {"dataType": "float32", "shape": [3]}}
+    x = np.array([1, -2, 3], np.float32)
+    np.testing.assert_array_equal(model(x, x * 0)[0], -x)
+    np.testing.assert_array_equal(model.run({"arg0": x})["result0"], -x)
+    with pytest.raises(StableHLOError, match="arg1: shape"):
+        model.run({"arg0": x, "arg1": np.zeros(2, np.float32)})

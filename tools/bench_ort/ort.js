@@ -14,10 +14,12 @@
 //                         page (ep=wasm, webnn or standinalone)
 //   &layout=nchw|nhwc     ... with the polyfill's opSupportLimits().preferredInputLayout reported
 //                         as this (an experiment: which layout ORT builds its graphs in)
+//   &layout=ab            ... reported as window.reportedLayout: runLayoutAB creates one WebNN EP
+//                         session per layout (ORT reads the field at each session create)
 //   &pthreads=N           ... with the polyfill's kernels on N threads (its `threads` config;
 //                         default navigator.hardwareConcurrency)
 // window.runBench(models, runs, budgetSeconds, warmupSeconds) -> {models: {name: {createMs, firstMs, runsMs,
-// medianMs, minMs, warmupRuns, output: first values, checksum, callsPerRun (WebNN EP: writeTensor, dispatch and
+// medianMs, minMs, warmupRuns, output: first values, outputs: every output whole, checksum, callsPerRun (WebNN EP: writeTensor, dispatch and
 // readTensor calls per session.run)}}, crossOriginIsolated, hardwareConcurrency}.
 'use strict';
 const params = new URLSearchParams(location.search);
@@ -123,13 +125,17 @@ window.ready = (async () => {
     self.WEBNN_POLYFILL_CONFIG = { threads: POLYFILL_THREADS };
     await loadScript('/dist/webnn-polyfill.js');
     const t0 = performance.now();
-    await navigator.ml.createContext({ deviceType: 'cpu' });
+    const context = await navigator.ml.createContext({ deviceType: 'cpu' });
     window.engineStartMs = performance.now() - t0;
+    window.polyfillLayout = context.opSupportLimits().preferredInputLayout;  // before any override
     if (EP === 'polyfill') return;
     if (PREFERRED_LAYOUT) {
       const limits = MLContext.prototype.opSupportLimits;
       Object.defineProperty(MLContext.prototype, 'opSupportLimits', {
-        value: function () { return { ...limits.call(this), preferredInputLayout: PREFERRED_LAYOUT }; },
+        value: function () {
+          // layout=ab: whatever runLayoutAB set for the session being created
+          return { ...limits.call(this), preferredInputLayout: PREFERRED_LAYOUT === 'ab' ? window.reportedLayout : PREFERRED_LAYOUT };
+        },
         writable: true, configurable: true,
       });
     }
@@ -459,9 +465,63 @@ window.runBench = async (models, runs, budget, warmup = 0, createRuns = 5) => {
       const y = res[session.outputNames[0]].data;
       r.output = Array.from(y.slice(0, 64));
       r.outputLength = y.length;
+      // every output whole: the driver compares the WebNN EP's with ORT's wasm EP's (a mismatch fails the run)
+      r.outputs = {};
+      for (const name of session.outputNames) {
+        r.outputs[name] = { dims: Array.from(res[name].dims, Number), data: Array.from(res[name].data, Number) };
+      }
       await session.release();
     } catch (e) {
       r.error = errorText(e);
+    }
+  }
+  return out;
+};
+
+// layout=ab: per model one WebNN EP session per reported preferredInputLayout (`layouts`) and one on ORT's
+// wasm EP (the reference), all in this page; warm-up rounds, then `rounds` rounds of one session.run each,
+// interleaved (the order reversed every other round): per engine the run times and the first run's outputs.
+window.runLayoutAB = async (models, rounds, warmup, layouts) => {
+  await window.ready;
+  const out = { layouts, models: {}, ortVersion: ort.env.versions?.web, polyfillLayout: window.polyfillLayout, polyfillThreads: { ...webnnPolyfill.engineStats.threads } };
+  for (const m of models) {
+    const r = out.models[m.name] = { runsMs: {}, outputs: {}, createMs: {} };
+    const sessions = {};
+    try {
+      const bytes = await modelBytes(m.file);
+      const feeds = {};
+      m.inputs.forEach(([name, shape], i) => {
+        feeds[name] = new ort.Tensor('float32', input(shape.reduce((a, b) => a * b, 1), 12345 + i), shape);
+      });
+      for (const engine of [...layouts, 'wasm']) {
+        window.reportedLayout = engine;
+        const t = performance.now();
+        sessions[engine] = await ort.InferenceSession.create(bytes, {
+          executionProviders: [engine === 'wasm' ? 'wasm' : { name: 'webnn', deviceType: 'cpu' }], graphOptimizationLevel: 'all' });
+        r.createMs[engine] = performance.now() - t;
+        const res = await sessions[engine].run(feeds);
+        r.outputs[engine] = {};
+        for (const name of sessions[engine].outputNames) {
+          r.outputs[engine][name] = { dims: Array.from(res[name].dims, Number), data: Array.from(res[name].data, Number) };
+        }
+        r.runsMs[engine] = [];
+      }
+      const engines = Object.keys(sessions);
+      const until = performance.now() + warmup * 1000;
+      for (let w = 0; w < 3 || performance.now() < until; w++) {
+        for (const e of engines) await sessions[e].run(feeds);
+      }
+      for (let i = 0; i < rounds; i++) {
+        for (const e of (i % 2 ? [...engines].reverse() : engines)) {
+          const t = performance.now();
+          await sessions[e].run(feeds);
+          r.runsMs[e].push(performance.now() - t);
+        }
+      }
+    } catch (e) {
+      r.error = errorText(e);
+    } finally {
+      for (const s of Object.values(sessions)) await s.release();
     }
   }
   return out;

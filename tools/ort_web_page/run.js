@@ -57,7 +57,8 @@
     const result = { stage: 'create' };
     let session;
     try {
-      session = await ort.InferenceSession.create(fromB64(job.model), {
+      const model = job.modelUrl ? new Uint8Array(await (await fetch(job.modelUrl)).arrayBuffer()) : fromB64(job.model);
+      session = await ort.InferenceSession.create(model, {
         executionProviders: [ep], logSeverityLevel: job.verbose ? 0 : 2, logVerbosityLevel: 0,
         graphOptimizationLevel: job.optimization || 'all',
       });

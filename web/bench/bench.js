@@ -6,7 +6,7 @@
 // (polyfill: the models' context; gpu runs on WebGPU where there is an adapter), models=a,b,
 // runs=N, ops=1 (single-op timings), profile=1 (polyfill per-op breakdown
 // inside the models), startOnly=1 (engine start only), fast=0 (polyfill),
-// warmup=S (untimed model runs, at least 1, for S seconds before the timed ones),
+// threads=0 (TF.js wasm: its single-threaded build), warmup=S (untimed model runs, at least 1, for S seconds before the timed ones),
 // budget=S (stop repeating a measurement after S seconds, once it has 3 runs:
 // TF.js's cpu backend takes tens of seconds per SqueezeNet inference),
 // timeline=worker (polyfill: WEBNN_POLYFILL_CONFIG.timeline, the timeline worker),
@@ -285,6 +285,9 @@ async function tfStart(backend) {
   await loadScript(VENDOR + file);
   const scriptMs = now() - t0;
   if (backend === 'wasm') tf.wasm.setWasmPaths(`${VENDOR}tfjs-backend-wasm/dist/`);
+  // threads=0: the single-threaded build, which any page that is not cross-origin isolated
+  // gets (this page is isolated, so TF.js would pick its threaded build and a worker pool).
+  if (backend === 'wasm' && q.get('threads') === '0') tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
   let ok = false;
   let reason = '';
   try {

@@ -121,11 +121,17 @@ class Composer:
                                                f"tensors are quantized)").at(self.quantize[name].pos)
                 if isinstance(ev.values.get(name), Tensor):      # inputs, constants, variables
                     ev.values[name] = self.fake_quantize(name, ev, ctx)
+                elif isinstance(ev.values.get(name), list):
+                    raise self.quantize_pack(name)
         self.run(gdef.block("compose"), ev, ctx)
         self.quantize = {}
         outputs = {}
         for p in gdef.block("output"):
             t = ev.values.get(p.name)
+            if p.type.pack is not None or isinstance(t, list):
+                raise NNEFUnsupportedError(gdef.name, f"graph output '{p.name}' is a pack of tensors (the outputs "
+                                           f"of a WebNN graph are single named tensors: give each item its own "
+                                           f"output)").at(p.pos)
             if not isinstance(t, Tensor):
                 raise err(f"graph '{gdef.name}' never assigns output '{p.name}'", p.pos)
             self.check_declared(p, t, ev, gdef.name)
@@ -150,6 +156,9 @@ class Composer:
         for p in opdef.block("constant"):
             ev.values[p.name] = self.constant(p, ev, opdef.qualified)
         for p in opdef.block("variable"):
+            if p.type.pack is not None:
+                raise NNEFUnsupportedError(opdef.qualified, f"variable packs ('{p.name}': the draft names no data "
+                                           f"file for the items of a pack)").at(p.pos)
             dtype = resolve_type(p.type, ev)
             shape = output_shape(p, ev, opdef.qualified)
             if self.b is None:
@@ -162,11 +171,11 @@ class Composer:
 
     def constant(self, p, ev, opname):
         dtype = resolve_type(p.type, ev)
-        shape = output_shape(p, ev, opname)
-        if p.type.pack is not None:
-            raise NNEFUnsupportedError(opname, f"constant packs ('{p.name}')").at(p.pos)
         if p.default is None:
             raise err(f"constant '{p.name}' has no value", p.pos)
+        if p.type.pack is not None:
+            return self.constant_pack(p, dtype, ev, opname)
+        shape = output_shape(p, ev, opname)
         size = int(np.prod(shape)) if shape else 1
         if p.bounds:
             names = [n for n, _ in p.bounds]
@@ -182,10 +191,40 @@ class Composer:
             if isinstance(v, list):
                 if len(v) != size:
                     raise err(f"constant '{p.name}' has {len(v)} values for {size} elements", p.pos)
-                array = np.array(v, dtype=NUMPY_TYPES[dtype]).reshape(shape)
+                array = np.array([_constant_item(p, x, dtype, p.default.pos) for x in v],
+                                 dtype=NUMPY_TYPES[dtype]).reshape(shape)
             else:
-                array = np.full(shape, v, dtype=NUMPY_TYPES[dtype])
+                array = np.full(shape, _constant_item(p, v, dtype, p.default.pos), dtype=NUMPY_TYPES[dtype])
         return self.tensor_const(array, dtype, p.name)
+
+    def constant_pack(self, p, dtype, ev, opname):
+        """`ws: real[m, n]..(k) = [v0, v1, ...];` (seed §2.7): a pack of k constants, item i
+        uniform with value vi; the length must be explicit and the list must have k items."""
+        if p.type.pack.count is None:
+            raise err(f"constant pack '{p.name}' must state its length ('{p.name}: ...'..(n)); seed §2.7: "
+                      f"'the pack length must be explicitly defined'", p.type.pack.pos)
+        if p.bounds:
+            raise err(f"constant pack '{p.name}': each constant of a pack is uniform (seed §2.7), so it cannot "
+                      f"have per-element index symbols", p.bounds[0][1].pos or p.pos)
+        try:
+            n = ev.eval(p.type.pack.count)
+        except Unknown as u:
+            raise err(f"constant pack '{p.name}': its length needs '{u.name}', which is not known here",
+                      u.pos or p.type.pack.pos) from None
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise err(f"constant pack '{p.name}': the length must be a non-negative int, got {fmt_value(n)}",
+                      p.type.pack.pos)
+        v = ev.eval(p.default)
+        where = p.default.pos or p.pos
+        if not isinstance(v, list):
+            raise err(f"constant pack '{p.name}' needs a list of {n} values, one per constant (seed §2.7), "
+                      f"got {fmt_value(v)}", where)
+        if len(v) != n:
+            raise err(f"constant pack '{p.name}' has length {n} but its value list has {len(v)} items", where)
+        shapes = output_shape(p, ev, opname)
+        return [self.tensor_const(np.full(shape, _constant_item(p, x, dtype, where), dtype=NUMPY_TYPES[dtype]),
+                                  dtype, p.name)
+                for shape, x in zip(shapes, v)]
 
     # -- statements ----------------------------------------------------------------------
     def run(self, components, ev, ctx, propagate=False):
@@ -212,8 +251,15 @@ class Composer:
             if isinstance(item, LItem) and item.pack is not None and not isinstance(value, list):
                 raise err(f"'{item.name}..' expects a pack of tensors", item.pos)
             assign_lvalue(item, value, ev, pos)
-            if isinstance(item, LItem) and item.name in self.quantize and isinstance(value, Tensor):
-                ev.values[item.name] = self.fake_quantize(item.name, ev, None)
+            if isinstance(item, LItem) and item.name in self.quantize:
+                if isinstance(value, list):
+                    raise self.quantize_pack(item.name)
+                if isinstance(value, Tensor):
+                    ev.values[item.name] = self.fake_quantize(item.name, ev, None)
+
+    def quantize_pack(self, name):
+        return NNEFUnsupportedError("@quantize", f"'{name}' is a pack of tensors (seed §2.14 quantizes a tensor "
+                                    f"by invoking a one-input operator on it)").at(self.quantize[name].pos)
 
     def fake_quantize(self, name, ev, ctx):
         """`name: op{attrs};` of @quantize (seed §2.14): the tensor replaced by op(tensor)."""
@@ -445,9 +491,12 @@ class Composer:
         results = []
         for (name, dtype, shape), p in zip(inst.outputs, opdef.block("output")):
             t = ev.values.get(name)
-            if isinstance(t, list):
-                results.append(t)
+            if p.type.pack is not None:
+                results.append(self.check_pack_result(opdef, p, dtype, shape, t))
                 continue
+            if isinstance(t, list):
+                raise err(f"'{opdef.qualified}': output '{name}' is declared a single tensor but composed as a "
+                          f"pack of {len(t)}", p.pos)
             if not isinstance(t, Tensor):
                 raise err(f"'{opdef.qualified}': its @compose never assigns output '{name}'", p.pos)
             if has_dynamic(shape) and len(shape) == len(t.shape):
@@ -459,6 +508,32 @@ class Composer:
                           f"{t.dtype}{list(t.shape)}", p.pos)
             results.append(t)
         return results
+
+    def check_pack_result(self, opdef, p, dtype, shapes, t):
+        """A packed output of an inlined operator: a pack of the declared length, each item of the
+        declared type and shape (seed §2.10: composed results must match the declaration)."""
+        if t is None:
+            raise err(f"'{opdef.qualified}': its @compose never assigns output '{p.name}'", p.pos)
+        if not isinstance(t, list) or not all(isinstance(x, Tensor) for x in t):
+            raise err(f"'{opdef.qualified}': output '{p.name}' is declared a pack of tensors but composed as "
+                      f"{t if isinstance(t, Tensor) else fmt_value(t)}", p.pos)
+        if len(t) != len(shapes):
+            raise err(f"'{opdef.qualified}': output '{p.name}' is declared a pack of {len(shapes)} tensors but "
+                      f"composed as a pack of {len(t)}", p.pos)
+        for k, (x, shape) in enumerate(zip(t, shapes)):
+            if list(x.shape) != list(shape) or x.dtype != dtype:
+                raise err(f"'{opdef.qualified}': item {k} of output '{p.name}' is declared {dtype}{shape} but "
+                          f"composed as {x.dtype}{list(x.shape)}", p.pos)
+        return list(t)
+
+
+def _constant_item(p, v, dtype, where=None):
+    """One value of a constant of type `dtype`: the same type, or an int for a real."""
+    vt = type_of(v)
+    if vt == dtype or (dtype == "real" and vt == "int"):
+        return v
+    raise err(f"constant '{p.name}' is {dtype}, so its value cannot be {fmt_value(v)}"
+              + (f" ({vt})" if vt else ""), where or p.pos)
 
 
 def _flat(shape):

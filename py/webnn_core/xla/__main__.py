@@ -51,9 +51,10 @@ def main(argv=None) -> int:
                 raise StableHLOError(f"--input expects NAME=FILE.npy, got {item!r}")
             name, path = item.split("=", 1)
             files[name] = path
-        unknown = sorted(set(files) - set(model.inputs))
+        unknown = sorted(set(files) - set(model.input_names))
         if unknown:
             raise StableHLOError(f"unknown input(s) {unknown}; the program's inputs are {sorted(model.inputs)}")
+        # parameters that are not graph inputs (zero-size, or unused by the results) need no data
         feeds, missing = {}, []
         for name, desc in model.inputs.items():
             if name not in files:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..context import Context
 from ..errors import WebNNError
-from .errors import StableHLOError
+from .errors import NotExpressibleError, StableHLOError
 from .stablehlo import lower
 
 RESULT_NUMPY = {"i1": np.bool_}
@@ -37,26 +37,40 @@ def read_weights(weights) -> dict:
 class StableHLOModel:
     """A StableHLO program built as a WebNN graph on a context."""
 
-    def __init__(self, context, graph, result_types, input_names):
+    def __init__(self, context, graph, result_types, parameters):
         self.context = context
         self.graph = graph
         self.result_types = result_types          # [TensorType] of @main's results
-        self.input_names = input_names            # ['arg0', ...] that are graph inputs, in order
+        self.parameters = parameters              # {'arg0': TensorType, ...}: every parameter not given as a weight
+        self.input_names = list(parameters)       # their names, in order: the positional arguments of __call__
 
     @property
     def inputs(self) -> dict:
-        return {n: self.graph.inputs[n].descriptor for n in self.input_names}
+        """The graph's inputs, which a dispatch feeds: the parameters that are not
+        weights, not zero-size and that some result depends on."""
+        return {n: self.graph.inputs[n].descriptor for n in self.input_names if n in self.graph.inputs}
 
     @property
     def outputs(self) -> dict:
         return {f"result{i}": self.graph.outputs[f"result{i}"].descriptor for i in range(len(self.result_types))}
 
     def run(self, inputs: dict) -> dict:
-        missing = sorted(set(self.input_names) - set(inputs))
+        """Run with {'arg<i>': array}: every graph input (see `inputs`); values for the
+        other parameters (zero-size, or unused by the results) may be given and are
+        checked for shape only."""
+        missing = sorted(set(self.inputs) - set(inputs))
         extra = sorted(set(inputs) - set(self.input_names))
         if missing or extra:
-            raise StableHLOError(f"inputs must be exactly {self.input_names} (missing {missing}, unknown {extra})")
-        results = self.context.compute(self.graph, {n: np.asarray(v) for n, v in inputs.items()})
+            raise StableHLOError(f"inputs must be {sorted(self.inputs)} (missing {missing}, unknown {extra})")
+        feeds = {}
+        for n, v in inputs.items():
+            arr = np.asarray(v)
+            if n not in self.graph.inputs:
+                if tuple(arr.shape) != self.parameters[n].shape:
+                    raise StableHLOError(f"input {n}: shape {list(arr.shape)}, the parameter is {self.parameters[n]}")
+                continue
+            feeds[n] = arr
+        results = self.context.compute(self.graph, feeds)
         out = {}
         for i, typ in enumerate(self.result_types):
             arr = results[f"result{i}"]
@@ -83,6 +97,9 @@ def build(text: str, context=None, weights=None):
     for i, v in enumerate(results):
         if isinstance(v, tuple):
             raise StableHLOError(f"@{main.name}: result {i} is a tuple; WebNN outputs are tensors")
+        if v.empty:
+            raise NotExpressibleError(f"@{main.name}", f"result {i} (output 'result{i}', {v.type}) has no elements; "
+                                      "WebNN has no empty tensors, so a graph cannot output it", main.op.where)
         operand = imp.operand(v)
         # WebNN outputs must be computed, and distinct (an input, a constant or a repeat is copied)
         if operand.kind != "output" or operand.id in seen:
@@ -95,7 +112,7 @@ def build(text: str, context=None, weights=None):
         graph = b.build(outputs)
     except WebNNError as e:
         raise StableHLOError(f"building the WebNN graph failed: {e}") from None
-    return StableHLOModel(context, graph, [v.type for v in results], list(imp.inputs))
+    return StableHLOModel(context, graph, [v.type for v in results], imp.parameters)
 
 
 def load_stablehlo(text, weights=None, context=None) -> StableHLOModel:

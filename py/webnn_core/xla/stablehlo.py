@@ -42,6 +42,22 @@ class Value:
     def etype(self):
         return self.type.etype
 
+    @property
+    def empty(self) -> bool:
+        """A zero-size value (a 0 in its shape). WebNN has no empty tensors, so it
+        never enters the graph: it is held as an empty numpy constant, and
+        `Importer.fold_empty` decides what every op makes of it."""
+        return 0 in self.type.shape
+
+
+def is_empty(v) -> bool:
+    return isinstance(v, Value) and v.empty
+
+
+def empty_value(typ: TensorType) -> Value:
+    from .attributes import NUMPY_TYPES
+    return Value(typ, const=np.zeros(typ.shape, NUMPY_TYPES.get(typ.etype) or np.float32))
+
 
 # ops that are one WebNN call on their operands
 UNARY = {"abs": "abs", "ceil": "ceil", "cosine": "cos", "sine": "sin", "tan": "tan", "exponential": "exp",
@@ -52,6 +68,8 @@ BINARY = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "
 LOGICAL = {"and": "logicalAnd", "or": "logicalOr", "xor": "logicalXor"}
 COMPARE = {"EQ": "equal", "NE": "notEqual", "GT": "greater", "GE": "greaterOrEqual", "LT": "lesser",
            "LE": "lesserOrEqual"}
+# Ops that only pass values along (never into WebNN): they see zero-size values as they are.
+PASS_THROUGH = {"call", "tuple", "get_tuple_element", "optimization_barrier"}
 # reduction bodies: the single op applied to the two block arguments
 BODY_KINDS = {"add": "add", "multiply": "mul", "maximum": "max", "minimum": "min", "and": "and", "or": "or"}
 # StableHLO/CHLO/MHLO ops WebNN cannot express, and why.
@@ -90,6 +108,12 @@ NOT_EXPRESSIBLE = {
     "complex": "WebNN has no complex numbers", "after_all": "WebNN has no tokens",
     "create_token": "WebNN has no tokens", "partition_id": "WebNN has no partitions",
     "replica_id": "WebNN has no replicas",
+}
+# what a custom_call's target says about where it came from (prefix -> note)
+CUSTOM_CALL_HINTS = {
+    "lapack_": " (a LAPACK kernel: jnp.linalg cholesky/qr/svd/eigh/lu/solve; WebNN has no matrix decompositions)",
+    "cusolver": " (a cuSOLVER kernel: jnp.linalg; WebNN has no matrix decompositions)",
+    "cu_": " (a CUDA kernel)", "hip": " (a ROCm kernel)",
 }
 
 
@@ -198,6 +222,72 @@ def find_main(funcs: dict) -> Func:
                          f"the module has no @main and {len(public)} public functions")
 
 
+def _walk_ops(pieces):
+    """Every operation inside the regions of a piece list (nested regions too)."""
+    for p in pieces:
+        if isinstance(p, Group):
+            for item in p.items:
+                if isinstance(item, Op):
+                    yield item
+                    yield from _walk_ops(item.pieces)
+            if p.kind != "region":
+                yield from _walk_ops(p.items)
+
+
+def _symbols(pieces):
+    """The `@name` symbols anywhere in a piece list (callees of calls)."""
+    for p in pieces:
+        if isinstance(p, Group):
+            yield from _symbols(p.items)
+        elif is_token(p, "SYMBOL"):
+            yield unquote(str(p)[1:])
+
+
+def _call_target(op: Op) -> str:
+    """A custom_call's target, read from its tokens only (its other attributes may
+    be ones the importer cannot read, such as `tensor<2xindex>` layouts):
+    `custom_call @target(...)` or generic `<{call_target_name = "target"}>`."""
+    pieces = strip_locs(op.pieces)
+    for p in pieces:
+        if is_token(p, "SYMBOL"):
+            return unquote(str(p)[1:])
+
+    def search(items):
+        for i, p in enumerate(items):
+            if isinstance(p, Group):
+                found = search(p.items)
+                if found:
+                    return found
+            elif is_token(p, "BARE_ID") and str(p) == "call_target_name" and i + 2 < len(items) \
+                    and is_token(items[i + 1], "EQUAL") and is_token(items[i + 2], "STRING"):
+                return unquote(str(items[i + 2]))
+        return None
+    return search(pieces) or "?"
+
+
+def check_custom_calls(funcs: dict, main: Func):
+    """Reject a program with a custom_call (an opaque native kernel: LAPACK,
+    cuSOLVER, ...) by name and target before anything else is read, so the error
+    names it even when other constructs WebNN lacks (an `index` constant that
+    feeds it, its layout attributes) come earlier in the text. Only functions
+    reachable from @main count."""
+    seen, todo = set(), [main]
+    while todo:
+        func = todo.pop()
+        if func.name in seen:
+            continue
+        seen.add(func.name)
+        for op in [o for top in func.body for o in [top, *_walk_ops(top.pieces)]]:
+            short = op.name.rpartition(".")[2]
+            if short == "custom_call":
+                target = _call_target(op)
+                hint = CUSTOM_CALL_HINTS.get(next((k for k in CUSTOM_CALL_HINTS if target.startswith(k)), ""), "")
+                raise NotExpressibleError(op.name, f"call target @{target}{hint}: {NOT_EXPRESSIBLE['custom_call']}",
+                                          op.where)
+            if short == "call":
+                todo.extend(funcs[n] for n in _symbols(op.pieces) if n in funcs)
+
+
 class Decoded:
     """An operation's operands, attributes, keywords, regions and types, from either form."""
 
@@ -268,7 +358,8 @@ class Importer:
         self.b = builder
         self.weights = dict(weights or {})
         self.funcs = {}
-        self.inputs = {}
+        self.inputs = {}        # arg<i> -> TensorType: the parameters made graph inputs
+        self.parameters = {}    # arg<i> -> TensorType: every parameter not given as a weight
         self.depth = 0
 
     # ------------------------------------------------------------ entry
@@ -276,6 +367,7 @@ class Importer:
         statements = parse(text)
         self.funcs = collect_funcs(statements)
         main = find_main(self.funcs)
+        check_custom_calls(self.funcs, main)
         args = []
         unknown = sorted(set(self.weights) - {f"arg{i}" for i in range(len(main.params))})
         if unknown:
@@ -289,13 +381,17 @@ class Importer:
                     raise StableHLOError(f"weights['{name}'] has shape {list(arr.shape)}, @main's parameter {i} "
                                          f"({ssa}) is {typ}")
                 args.append(Value(typ, const=self._np(arr, typ.etype)))
+            elif 0 in typ.shape:  # carries no data: not a graph input (WebNN has no empty tensors)
+                L.webnn_type(typ.etype, f"parameter {i} of @{main.name}")
+                self.parameters[name] = typ
+                args.append(empty_value(typ))
             else:
                 dtype = L.webnn_type(typ.etype, f"parameter {i} of @{main.name}")
                 try:
                     operand = self.b.input(name, {"dataType": dtype, "shape": list(typ.shape)})
                 except WebNNError as e:
                     raise StableHLOError(f"{main.op.where}: parameter {i} ({ssa}: {typ}): {e}") from None
-                self.inputs[name] = typ
+                self.inputs[name] = self.parameters[name] = typ
                 args.append(Value(typ, operand=operand))
         results = self.call(main, args)
         return main, results
@@ -312,6 +408,9 @@ class Importer:
         """The WebNN operand of a value (constants enter the graph here)."""
         if isinstance(v, tuple):
             raise StableHLOError(f"{where}: a tuple is used as a tensor")
+        if v.empty:  # fold_empty keeps these away from WebNN; this is a safety net
+            raise NotExpressibleError("zero-size value", f"{v.type} has no elements and WebNN has no empty tensors",
+                                      where)
         if v.operand is None:
             dtype = L.webnn_type(v.etype, f"{where}: constant")
             arr = v.const
@@ -404,9 +503,84 @@ class Importer:
             if short in NOT_EXPRESSIBLE:
                 raise NotExpressibleError(name, NOT_EXPRESSIBLE[short], op.where)
             raise NotExpressibleError(name, "this operation is not supported by the importer", op.where)
-        out_types = d.out_types
-        result = handler(d, args, out_types)
+        if short == "select" and d.in_types is None and len(d.out_types) == 2:  # pretty `: pred type, result type`
+            d.out_types = d.out_types[1:]
+        result = self.fold_empty(short, d, args)
+        if result is None:
+            result = handler(d, args, d.out_types)
         return result if isinstance(result, list) else [result]
+
+    # ------------------------------------------------------------ zero-size values
+    def fold_empty(self, short, d, args):
+        """The one place zero-size values are handled (WebNN has no empty tensors).
+
+        * An op whose results all have no elements computes nothing: its results
+          are empty values, whatever its operands (elementwise, broadcast_in_dim,
+          reshape, transpose, convert, slice, pad, iota, select, dynamic_slice,
+          gather, ... of an empty value; constants of an empty type).
+        * An op with a non-empty result and an empty operand has a rule in
+          EMPTY_RULES that says what the result is without that operand: a
+          concatenate drops it, a pad is its padding value, a reduce is its init,
+          a dot_general/convolution contracting over nothing is zeros, an update
+          of nothing (dynamic_update_slice, scatter) is the operand unchanged.
+          An op with no rule is a typed NotExpressibleError.
+        * Values only passed along (call, tuple, optimization_barrier) pass as they are.
+        Returns the op's result values, or None when no operand or result is empty.
+        """
+        if short in PASS_THROUGH:
+            return None
+        outs = d.out_types
+        count = sum(c for _, c in d.op.results)
+        if outs and len(outs) == count and all(0 in t.shape for t in outs):
+            return [empty_value(t) for t in outs]
+        empty = next((i for i, a in enumerate(args) if is_empty(a)), None)
+        if empty is None:
+            return None
+        rule = EMPTY_RULES.get(short)
+        if rule is None:
+            raise NotExpressibleError(d.op.name, f"operand {empty} ({args[empty].type}) has no elements but the result "
+                                      f"does; WebNN has no empty tensors and the importer has no rule for this op",
+                                      d.op.where)
+        return rule(self, d, args)
+
+    def _filled(self, d, i, scalar: Value) -> Value:
+        """Result i of `d` filled with a rank-0 value (a constant stays a constant)."""
+        typ = self._out(d, i)
+        if scalar.const is not None:
+            return Value(typ, const=np.broadcast_to(scalar.const.reshape(()), typ.shape))
+        return self._new(d, L.broadcast_in_dim(self.b, self.operand(scalar, d.op.where), typ.shape, []), i)
+
+    def _zeros(self, d, _args):
+        """A contraction over an empty dimension: sums of nothing."""
+        typ = self._out(d)
+        return Value(typ, const=np.broadcast_to(np.zeros((), dtype_np(typ.etype)), typ.shape))
+
+    def _unchanged(self, d, args):
+        """An update of nothing: operand 0 as it is."""
+        x = args[0]
+        return Value(self._out(d), operand=x.operand, const=x.const)
+
+    def _concat_nonempty(self, d, args):
+        rest = [a for a in args if not is_empty(a)]
+        if len(rest) == 1:
+            return self._unchanged(d, rest)
+        return self.op_concatenate(d, rest, d.out_types)
+
+    def _reduce_of_nothing(self, d, args):
+        """Every reduced slice is empty: each result is its init value (for any body)."""
+        n = len(args) // 2
+        return [self._filled(d, i, args[n + i]) for i in range(n)]
+
+    def _reduce_window_of_nothing(self, d, args):
+        """Every window holds only padding, which is the init value: for an
+        idempotent body (max/min/and/or) or an identity init, the result is the init."""
+        x, init = args
+        kind = self._kind(d)
+        value_ = self.known_scalar(init)
+        if kind not in ("max", "min", "and", "or") and value_ != L.identity_of(kind, L.webnn_type(init.etype)):
+            raise NotExpressibleError(d.op.name, f"a {kind} window over an empty operand {x.type} with init "
+                                      f"{value_ if value_ is not None else '(runtime)'}", d.op.where)
+        return self._filled(d, 0, init)
 
     def _out(self, d, i=0) -> TensorType:
         if i >= len(d.out_types):
@@ -626,7 +800,7 @@ class Importer:
                                                    [self.operand(s) for s in starts]))
 
     def op_optimization_barrier(self, d, args, _):
-        return [Value(a.type, operand=self.b.identity(self.operand(a))) for a in args]
+        return [a if is_empty(a) else Value(a.type, operand=self.b.identity(self.operand(a))) for a in args]
 
     def op_tuple(self, d, args, _):
         return [tuple(args)]
@@ -849,11 +1023,25 @@ for _short, _webnn in {**UNARY, **BINARY}.items():
 
 
 def _is_splat(arr) -> bool:
+    if all(s == 0 for s in arr.strides):  # a broadcast scalar: no need to look at the elements
+        return True
     flat = arr.reshape(-1)
     same = flat == flat[0]
     if flat.dtype.kind == "f" and np.isnan(flat[0]):
         same = np.isnan(flat)
     return bool(same.all())
+
+
+# What an op with a non-empty result makes of an empty operand (see Importer.fold_empty).
+EMPTY_RULES = {
+    "concatenate": Importer._concat_nonempty,
+    "pad": lambda self, d, args: self._filled(d, 0, args[1]),
+    "reduce": Importer._reduce_of_nothing,
+    "reduce_window": Importer._reduce_window_of_nothing,
+    "dot_general": Importer._zeros, "dot": Importer._zeros, "convolution": Importer._zeros,
+    "dynamic_update_slice": Importer._unchanged,   # the update is empty
+    "scatter": Importer._unchanged,                # no indices or no updates
+}
 
 
 def dtype_np(etype):

@@ -140,17 +140,29 @@ const CHECKS = {
     return out;
   },
 
-  // #9: input() with a name the builder already has throws at input() (ED, input() step 3);
-  // another builder may reuse it.
-  async duplicateInputName() {
+  // Issue 33 #2: input() accepts a name the builder already has (as Chromium does and
+  // WPT's validateSingleInputOperation needs); build() throws a TypeError naming it when
+  // the outputs depend on two inputs of that name. Inputs the outputs do not use don't count.
+  async duplicateInputNames() {
     const ctx = await navigator.ml.createContext();
     const b = new MLGraphBuilder(ctx);
-    const x = b.input('x', { dataType: F32, shape: [2] });
-    const second = await outcome(() => { b.input('x', { dataType: F32, shape: [3] }); });
-    const other = await outcome(() => { new MLGraphBuilder(ctx).input('x', { dataType: F32, shape: [2] }); });
-    const graph = await b.build({ y: b.relu(x) });  // the builder is still usable after the TypeError
+    const shapes = [[], [2], [2, 3], [2, 3, 4]];
+    const wptPattern = await outcome(() => shapes.map((shape) => {  // WPT's helper, one builder
+      const y = b.relu(b.input('input', { dataType: F32, shape }));
+      return [y.dataType, Array.from(y.shape)];
+    }));
+    const x1 = b.input('x', { dataType: F32, shape: [2] });
+    const x2 = b.input('x', { dataType: F32, shape: [2] });
+    const both = await outcome(() => b.build({ y: b.add(x1, x2) }));
+    const twoOutputs = await outcome(() => b.build({ y1: b.relu(x1), y2: b.relu(x2) }));
+    b.relu(b.input('x', { dataType: F32, shape: [4] }));  // reaches no output
+    const graph = await b.build({ y: b.relu(x1) });
     const r = await ctx.compute(graph, { x: new Float32Array([-1, 2]) }, { y: new Float32Array(2) });
-    return { second: second.error, message: second.message, other: other.error || 'no error', y: Array.from(r.outputs.y) };
+    return {
+      wptPattern: wptPattern.error ? `${wptPattern.error}: ${wptPattern.message}` : wptPattern.ok,
+      both: both.error, bothMessage: both.message, twoOutputs: twoOutputs.error,
+      twoOutputsMessage: twoOutputs.message, y: Array.from(r.outputs.y),
+    };
   },
 
   // #9: compute() with a SharedArrayBuffer view fails first, touching nothing.
@@ -346,6 +358,34 @@ CHECKS.bigHeap = async function bigHeap() {
   for (const t of [...hogs, t16, tx, ty, early]) t.destroy();
   g.destroy();
   out.heapAfterGiB = heapBytes() / 2 ** 30;
+  return out;
+};
+
+
+// Issue 33 #3: with the wasm heap past 2 GiB, an op given a label of 24M code points
+// (ASCII, BMP, astral) that fails validation throws its labelled TypeError, the label
+// intact; never Python's text (Pyodide's string conversion used to fail with
+// "PythonError: pyodide.ffi.JsException: RangeError: Invalid array length").
+CHECKS.hugeLabels = async function hugeLabels({ codePoints }) {
+  const ctx = await navigator.ml.createContext();
+  const hogs = [];
+  while (heapBytes() <= 2 ** 31 + 2 ** 28 && hogs.length < 4) {
+    hogs.push(await ctx.createTensor({ dataType: F32, shape: [2 ** 28], readable: true }));  // 1 GiB each
+  }
+  const out = { heapGiB: heapBytes() / 2 ** 30 };
+  const b = new MLGraphBuilder(ctx);
+  const x = b.input('x', { dataType: F32, shape: [2] });
+  for (const [kind, unit] of [['ascii', 'a'], ['bmp', '\u4e2d'], ['astral', '\u{1F600}']]) {
+    let label = unit.repeat(codePoints);
+    const r = await outcome(() => { b.softmax(x, 7, { label }); });
+    out[kind] = {
+      error: r.error || 'no error',
+      labelled: typeof r.message === 'string' && r.message.startsWith(`[${label}] `),
+      head: typeof r.message === 'string' ? r.message.slice(0, 200) : null,
+    };
+    label = null;
+  }
+  for (const t of hogs) t.destroy();
   return out;
 };
 

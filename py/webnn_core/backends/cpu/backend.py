@@ -141,11 +141,16 @@ class CpuPlan:
 
 class CpuBackend(Backend):
     name = "cpu"
-    # Every convolution and pool kernel (numpy reference and SIMD) is NHWC. NCHW
-    # graphs run too: the layout pass (compile.py) moves their conv/pool chains
-    # to NHWC once, so they pay a transpose at the graph's edges only
-    # (docs/performance.md has both layouts' SqueezeNet latency).
-    preferred_input_layout = "nhwc"
+    # Every convolution and pool kernel (numpy reference and SIMD) is NHWC, yet the
+    # context reports NCHW: the layout pass (compile.py) moves NCHW conv/pool chains
+    # to NHWC once, so an NCHW graph pays a transpose at the graph's edges only, and
+    # a client that follows this field must not be steered into a path that gives it
+    # wrong answers. ONNX Runtime Web 1.22 builds NHWC graphs when this says "nhwc"
+    # (webnn_execution_provider.cc:46 at v1.22.0), and its NHWC translation is wrong
+    # for opset < 13 Softmax after a conv (SqueezeNet: every probability 1.0) and for
+    # com.ms.internal.nhwc FusedConv / BatchNormalization (docs/clients.md, "Which
+    # layout the polyfill reports"; docs/performance.md has both layouts' latency).
+    preferred_input_layout = "nchw"
 
     def __init__(self, fast_paths: bool = True, library=_PROCESS_LIBRARY, layout_pass: bool = True,
                  threads: int = 1, pool=_PROCESS_LIBRARY):
