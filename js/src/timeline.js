@@ -29,6 +29,7 @@ export const TIMELINE_STATS = {
   worker: null,  // null, 'starting', 'ready', 'failed', 'terminated'
   workerStats: null,  // the worker's own engineStats (start, snapshot, simd, threads) once ready
   startedMs: null, readyMs: null,
+  runtimeHandedMs: null,  // worker spawned -> the page's runtime posted to it
   contexts: 0,  // contexts executing in the worker now
   workersStarted: 0,
   errors: [],  // failures of enqueued calls the worker reported (no promise to reject)
@@ -110,8 +111,9 @@ class TimelineClient {
     this.initialised = true;
     const after = HARDWARE_CONCURRENCY > 2 ? Promise.resolve() : pageEngine.catch(() => {});
     after.then(() => runtimeForWorker()).then((runtime) => {
-      if (!this.dead) this.worker.postMessage(['init', 0, runtime]);  // ahead of any batch: the worker queues calls until its engine is up
-    }, (e) => this.fail(`the runtime could not be handed to the timeline worker: ${e && e.message}`));
+      TIMELINE_STATS.runtimeHandedMs = now() - TIMELINE_STATS.startedMs;
+      if (!this.dead) this.worker.postMessage(['init', 0, runtime]);  // the worker's calls wait for it
+    }).catch((e) => this.fail(`the runtime could not be handed to the timeline worker: ${e && e.message}`));
   }
 
   // Calls go out in batches: those posted in one turn of the page's event loop travel
