@@ -11,8 +11,11 @@ cold): SqueezeNet 1.0 and MobileNetV2 (synthesized logits) from
 ../shared/models ($WEBNN_MODELS); cold start (script load -> context ready)
 with an empty and with a warm HTTP cache; weights load, build, first
 inference, median and min of N inferences; single-op timings of the biggest
-conv2d / depthwise / matmul shapes; and the polyfill's per-op breakdown
-inside the models. Prints markdown tables; --out writes all the numbers as
+conv2d / depthwise / matmul shapes; the polyfill's per-op breakdown
+inside the models; and, for the polyfill in the page, the polyfill with its
+timeline worker (WEBNN_POLYFILL_CONFIG.timeline = 'worker') and TF.js wasm,
+the page while inferring back to back for 3 s: the page-thread time per
+inference, the requestAnimationFrame rate and the longest frame gap. Prints markdown tables; --out writes all the numbers as
 JSON, --markdown writes the tables into that file (between the
 `<!-- bench:begin -->` / `<!-- bench:end -->` markers if present).
 
@@ -68,10 +71,11 @@ WEBGPU_ARGS = os.environ.get("BENCH_WEBGPU_ARGS", "--enable-unsafe-webgpu --use-
 MODEL_TITLES = {"squeezenet": "SqueezeNet 1.0", "mobilenetv2": "MobileNetV2 (synthesized logits)"}
 # (key, label, bench page query)
 ENGINES = [
-    ("polyfill", "WebNN polyfill", "engine=polyfill&ops=1&profile=1"),
+    ("polyfill", "WebNN polyfill", "engine=polyfill&ops=1&profile=1&respond=3"),
+    ("polyfill-worker", "WebNN polyfill, timeline worker", "engine=polyfill&timeline=worker&respond=3"),
     ("polyfill-numpy", "polyfill, numpy only", "engine=polyfill&fast=0&ops=1"),
     ("tfjs-cpu", "TF.js cpu", "engine=tfjs&backend=cpu&ops=1"),
-    ("tfjs-wasm", "TF.js wasm", "engine=tfjs&backend=wasm&ops=1"),
+    ("tfjs-wasm", "TF.js wasm", "engine=tfjs&backend=wasm&ops=1&respond=3"),
     ("tfjs-webgl", "TF.js webgl", "engine=tfjs&backend=webgl&ops=1"),
     ("polyfill-gpu", "WebNN polyfill, gpu device (WebGPU)", "engine=polyfill&device=gpu"),
     ("tfjs-webgpu", "TF.js webgpu", "engine=tfjs&backend=webgpu"),
@@ -84,6 +88,7 @@ GPU_ENGINES = ("polyfill-gpu", "tfjs-webgpu")
 # TF.js single-threaded (threads=0), as in any page that is not cross-origin isolated: the bench
 # page is isolated, where TF.js would pick its threaded build, whose worker pool slows its start.
 STARTUP_ENGINES = [("polyfill", "WebNN polyfill", "engine=polyfill"),
+                   ("polyfill-worker", "WebNN polyfill, timeline worker", "engine=polyfill&timeline=worker"),
                    ("tfjs-wasm", "TF.js wasm, single-threaded", "engine=tfjs&backend=wasm&threads=0")]
 
 
@@ -208,10 +213,10 @@ def run_startup(base: str, args, progress: Progress) -> dict:
                             runs[key]["error"] = r.get("unavailable") or r.get("error") or "no start time"
                             break
                         runs[key][kind].append(r["start"]["readyMs"])
-                        if key == "polyfill":
+                        if key.startswith("polyfill"):
                             runs[key]["snapshot"].append(r["start"].get("snapshot"))
                             runs[key]["phases"].append({"kind": kind, **(r["start"].get("phases") or {})})
-                        if kind == "cold" and key == "polyfill":  # the next start needs the stored snapshot
+                        if kind == "cold" and key.startswith("polyfill"):  # the next start needs the stored snapshot
                             wait_until(page, "!['created', 'built'].includes(webnnPolyfill.engineStats.snapshot)"
                                              " || webnnPolyfill.engineStats.snapshotStored === true", 120)
                         page.close()
@@ -401,7 +406,7 @@ def startup_table(startup: dict) -> str:
            "served beside the runtime); warm = the same page again in that profile (the polyfill restores its "
            "snapshot from Cache Storage). Engines interleaved round by round; medians.\n",
            "| engine | cold profile | warm profile | runs |", "|---|---:|---:|---:|"]
-    for r in (poly, tf):
+    for r in (poly, startup.get("polyfill-worker", {}), tf):
         if not r:
             continue
         if r.get("error"):
@@ -497,6 +502,31 @@ def gpu_table(data: dict, models: list) -> str:
     return "\n".join(out)
 
 
+def responsiveness_table(eng: dict, models: list) -> str:
+    """The page while inferring back to back (issue 32): how long each inference holds the
+    page's thread, and the requestAnimationFrame rate and longest frame gap meanwhile."""
+    rows = [(k, r) for k, r in eng.items() if available(r)
+            and any(((r.get("models") or {}).get(m) or {}).get("responsive") for m in models)]
+    if not rows:
+        return ""
+    out = ["### The page while inferring back to back\n",
+           "Each engine infers for 3 s in a loop with no yield of its own (a camera loop), in a window, while "
+           "`requestAnimationFrame` counts frames. **page thread** = the synchronous part of each inference call, the "
+           "time it holds the page's thread (polyfill: `writeTensor` + `dispatch` + `readTensor`; with the timeline "
+           "worker these only post; TF.js: input tensor + `predict`); **inference** = call to result; medians.\n",
+           "| model | engine | page thread / inference | inference | fps | longest frame gap | inferences |",
+           "|---|---|---:|---:|---:|---:|---:|"]
+    for model in models:
+        for key, r in rows:
+            m = ((r.get("models") or {}).get(model) or {}).get("responsive")
+            if not m:
+                continue
+            out.append(f"| {MODEL_TITLES.get(model, model)} | {r['label']} | {fmt(m['pageThreadMs'])} | "
+                       f"{fmt(m['inferenceMs'])} | {m['fps']:.0f} | {fmt(m['longestGapMs'])} | {m['inferences']} |")
+    out.append("")
+    return "\n".join(out)
+
+
 def tables(data: dict, models: list) -> str:
     eng = {k: r for k, r in data["engines"].items() if k not in GPU_ENGINES}  # gpu rows: gpu_table()
     if not eng:
@@ -546,6 +576,8 @@ def tables(data: dict, models: list) -> str:
             out.append(f"| {r['label']} | {fmt(m['weightsMs'])} | {fmt(m['buildMs'])} | {fmt(m['firstMs'])} | "
                        f"{fmt(m['medianMs'])} | {fmt(m['minMs'])} | {len(m['runsMs'])} | {rt} | {top1} | {diff} |")
         out.append("")
+
+    out.append(responsiveness_table(eng, models))
 
     ops_engines = [(k, r) for k, r in eng.items() if available(r) and r.get("ops")]
     if ops_engines:

@@ -1,11 +1,13 @@
 """Transfer microbenchmark: bytes crossing JS <-> the engine (issue 12 item 3)
 and the per-call floor of write + dispatch + read (issue 17), in headless Chromium.
 
-    python3 tools/bench_transfer.py [--dist DIR] [--sizes 1,16,64] [--runs 7]
+    python3 tools/bench_transfer.py [--dist DIR] [--sizes 1,16,64] [--runs 7] [--timeline page|worker]
     ./dev bench transfer ...
 
 Prints a markdown table of medians (ms and GB/s per operation). --dist points
 at another build's dist/ (e.g. one built from an older commit) to compare.
+--timeline worker runs the context in the timeline worker (WEBNN_POLYFILL_CONFIG.timeline):
+then writeTensor and dispatch only post, and readTensor's time is the round trip.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-
 OPS = ["constant", "writeTensor", "readTensor", "readTensorByob", "dispatch"]
 
 
-def run(dist: Path, sizes, runs: int, tiny_runs: int) -> dict:
+def run(dist: Path, sizes, runs: int, tiny_runs: int, timeline: str = "page") -> dict:
     from playwright.sync_api import sync_playwright
 
     srv = serve.start(mounts={**serve.default_mounts(), "/dist/": dist, "/transfer/": ROOT / "tools" / "bench_transfer"})
@@ -32,7 +34,7 @@ def run(dist: Path, sizes, runs: int, tiny_runs: int) -> dict:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             page = browser.new_page()
-            page.goto(f"http://127.0.0.1:{srv.server_address[1]}/transfer/transfer.html")
+            page.goto(f"http://127.0.0.1:{srv.server_address[1]}/transfer/transfer.html?timeline={timeline}")
             result = page.evaluate("([s, r, t]) => bench(s, r, t)", [sizes, runs, tiny_runs])
             result["chromium"] = browser.version
             browser.close()
@@ -61,8 +63,10 @@ def main(argv=None) -> int:
     p.add_argument("--runs", type=int, default=7)
     p.add_argument("--tiny-runs", type=int, default=200)
     p.add_argument("--json", type=Path)
+    p.add_argument("--timeline", choices=["page", "worker"], default="page")
     args = p.parse_args(argv)
-    result = run(args.dist.resolve(), [int(s) for s in args.sizes.split(",")], args.runs, args.tiny_runs)
+    result = run(args.dist.resolve(), [int(s) for s in args.sizes.split(",")], args.runs, args.tiny_runs, args.timeline)
+    result["timeline"] = args.timeline
     print(table(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))

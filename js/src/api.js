@@ -13,11 +13,12 @@ import {
 } from './engine.js';
 import {
   SavedDOMException, SavedMessageChannel, SavedUint8Array, SavedWeakRef, defineDataProperty, hasOwn, isView, jsonParse, savedSetTimeout,
-  typedArrayBuffer, typedArraySet,
+  typedArrayBuffer, typedArrayByteLength, typedArraySet,
 } from './intrinsics.js';
 import { ENGINE_STATS } from './config.js';
 import { defaultBackendOptions } from './simd.js';
 import { GpuRunner, defaultGpuDevice, isGPUDevice } from './webgpu.js';
+import { timelineClient } from './timeline.js';
 
 // Internal slots of every interface instance: object -> {kind, handle, ...}.
 export const slots = new WeakMap();
@@ -42,8 +43,20 @@ converters.operand = (v, what) => ref(slotOf(v, 'MLOperand', what).handle);
 
 // Handles of objects JS no longer references are released in the core (a
 // tensor's or graph's arrays are freed then). Raw handles: the object is gone.
+// A remote object (timeline worker) is released there too: `remote` is its context's
+// {client, key}; a context's own entry also closes it in the worker.
 export const released = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry(([method, handle]) => { if (ENGINE) py(method, [handle]); })
+  ? new FinalizationRegistry(([method, handle, remote, isContext]) => {
+    if (ENGINE) py(method, [handle]);
+    if (remote && isContext) {
+      if (remote.client.contexts.has(remote.key)) {  // not destroyed or lost before
+        remote.client.post(['destroyContext', 0, remote.key]);
+        remote.client.closeContext(remote.key);
+      }
+    } else if (remote) {
+      remote.client.post(['release', 0, handle]);
+    }
+  })
   : { register() {} };
 
 // Element types each data type accepts as a constant's ArrayBufferView.
@@ -112,30 +125,87 @@ defineOperation(ML.prototype, 'createContext', 0, promiseOperation(function (opt
   // A gpu context runs on WebGPU: the GPUDevice it was given, else this
   // global's own device when an adapter exists; otherwise on the cpu kernels,
   // with the reason in engineStats.backend(context) and engineStats.webgpu.
-  const device = deviceType !== 'gpu' ? null
+  // On a window's main thread the context may execute in the timeline worker
+  // (js/src/timeline.js); a GPUDevice the page gave stays where it lives, in the page.
+  const started = engine();
+  const timeline = gpuDevice ? null : timelineClient(started);
+  const device = deviceType !== 'gpu' || timeline ? null
     : gpuDevice ? { device: gpuDevice, adapter: 'the GPUDevice given to createContext()' } : defaultGpuDevice();
-  return Promise.all([engine(), device]).then(([, found]) => {
-    const options = defaultBackendOptions();
-    let runner = null;
-    if (found) {
-      runner = new GpuRunner(found.device, found.adapter);
-      options.webgpu = { token: runner.token, adapter: found.adapter, limits: runner.limits() };
-    } else if (deviceType === 'gpu') {
-      // The context's processing type ([[accelerated]]) is CPU: the platform's attempt at
-      // massively parallel acceleration found no WebGPU (engineStats says why).
-      accelerated = false;
-      options.webgpu = { reason: ENGINE_STATS.webgpu.reason };
+  return Promise.all([started, device, timeline]).then(([, found, client]) => {
+    if (client) return remoteContext(client, deviceType, powerPreference, accelerated);
+    if (timeline && deviceType === 'gpu') {  // the worker could not start: the page's own device
+      return Promise.resolve(defaultGpuDevice()).then((dev) => pageContext(dev, deviceType, powerPreference, accelerated, gpuDevice));
     }
+    return pageContext(found, deviceType, powerPreference, accelerated, gpuDevice);
+  });
+}));
+
+function pageContext(found, deviceType, powerPreference, accelerated, gpuDevice) {
+  const options = defaultBackendOptions();
+  let runner = null;
+  if (found) {
+    runner = new GpuRunner(found.device, found.adapter);
+    options.webgpu = { token: runner.token, adapter: found.adapter, limits: runner.limits() };
+  } else if (deviceType === 'gpu') {
+    // The context's processing type ([[accelerated]]) is CPU: the platform's attempt at
+    // massively parallel acceleration found no WebGPU (engineStats says why).
+    accelerated = false;
+    options.webgpu = { reason: ENGINE_STATS.webgpu.reason };
+  }
+  let handle;
+  try {
+    handle = py('create_context', [deviceType, powerPreference, options]);
+  } catch (e) {
+    if (runner) runner.forget();
+    throw e;
+  }
+  return newContext(handle, deviceType, gpuDevice, accelerated, runner);
+}
+
+// A context executing in the timeline worker: the page holds its shadow (every check,
+// no contents). A cpu context does not wait for the worker (its first answer does); a
+// gpu one does: the worker's adapter decides what the context can run.
+function remoteContext(client, deviceType, powerPreference, accelerated) {
+  let state = null;
+  const key = client.openContext((message) => {
+    if (state) loseContext(state, message);
+  });
+  const made = (webgpu) => {
+    const options = defaultBackendOptions();
+    options.shadow = true;
+    if (webgpu) options.webgpu = webgpu;
     let handle;
     try {
       handle = py('create_context', [deviceType, powerPreference, options]);
     } catch (e) {
-      if (runner) runner.forget();
+      client.closeContext(key);
       throw e;
     }
-    return newContext(handle, deviceType, gpuDevice, accelerated, runner);
+    const ctx = newContext(handle, deviceType, null, accelerated, null, { client, key });
+    state = slots.get(ctx);
+    return ctx;
+  };
+  if (deviceType !== 'gpu') {
+    client.post(['context', 0, key, deviceType, powerPreference]);
+    return made(null);
+  }
+  return client.request(['context', 0, key, deviceType, powerPreference]).then((info) => {
+    if (!info.webgpu.token) accelerated = false;  // no WebGPU in the worker: the cpu kernels
+    return made(info.webgpu);
+  }, (e) => {
+    client.closeContext(key);
+    throw e;
   });
-}));
+}
+
+// The worker lost the context (its device was lost, or the worker ended).
+function loseContext(s, message) {
+  if (s.destroyed) return;
+  s.destroyed = true;
+  try { py('destroy_context', [ref(s.handle)]); } catch (e) { /* engine gone */ }
+  s.remote.client.closeContext(s.remote.key);
+  s.resolveLost({ message });
+}
 
 // ----------------------------------------------------------------------- MLContext
 export class MLContext { constructor(token) { illegalConstructor(token); } }
@@ -147,13 +217,13 @@ const collectedRunners = typeof FinalizationRegistry === 'function'
   ? new FinalizationRegistry((runner) => runner.dispose())
   : { register() {}, unregister() {} };
 
-function newContext(handle, deviceType, gpuDevice, accelerated, gpu) {
+function newContext(handle, deviceType, gpuDevice, accelerated, gpu, remote = null) {
   const ctx = new MLContext(INTERNAL);
   let resolveLost;
   const lost = new Promise((r) => { resolveLost = r; });
-  const s = { kind: 'MLContext', handle, deviceType, gpuDevice, accelerated, destroyed: false, lost, resolveLost, gpu };
+  const s = { kind: 'MLContext', handle, deviceType, gpuDevice, accelerated, destroyed: false, lost, resolveLost, gpu, remote };
   slots.set(ctx, s);
-  released.register(ctx, ['release', handle]);
+  released.register(ctx, ['release', handle, remote, true]);
   if (gpu) {
     collectedRunners.register(ctx, gpu, s);
     // Device loss loses the context: pending reads reject, the context is destroyed. The
@@ -183,8 +253,10 @@ defineOperation(MLContext.prototype, 'opSupportLimits', 0, function () {
 
 // A small handle for benchmarks and debugging (webnnPolyfill.engineStats.kernels):
 // the switches and profile of one context's cpu kernels (each context owns its own).
+// A context in the timeline worker answers from there: a promise.
 function kernelDebug(ctx, action, ...args) {
   const s = slotOf(ctx, 'MLContext', `engineStats.kernels.${action}: context`);
+  if (s.remote) return s.remote.client.request(['debug', 0, s.remote.key, 'kernel_debug', [action, ...args]]);
   return py('kernel_debug', [ref(s.handle), action, ...args]);
 }
 
@@ -197,7 +269,13 @@ ENGINE_STATS.kernels = {
   resetProfile: (ctx) => kernelDebug(ctx, 'reset_profile'),
   // The context's backend: cpu, or webgpu (adapter, graphs on the GPU / on the cpu fallback
   // with the reason, dispatches, uploads, readbacks, op census of what the GPU ran).
-  backend: (ctx) => py('backend_status', [ref(slotOf(ctx, 'MLContext', 'engineStats.kernels.backend: context').handle)]),
+  backend: (ctx) => {
+    const s = slotOf(ctx, 'MLContext', 'engineStats.kernels.backend: context');
+    if (s.remote) return s.remote.client.request(['debug', 0, s.remote.key, 'backend_status', []]);
+    return py('backend_status', [ref(s.handle)]);
+  },
+  // Where the context's graphs run: 'worker' (the timeline worker) or 'page' (this thread).
+  location: (ctx) => (slotOf(ctx, 'MLContext', 'engineStats.kernels.location: context').remote ? 'worker' : 'page'),
   profile: (ctx) => kernelDebug(ctx, 'profile'),
   fallbackReasons: (ctx) => kernelDebug(ctx, 'fallback_reasons'),
   // The core's handle of a context (for Python run in the engine by benchmarks).
@@ -209,6 +287,10 @@ defineOperation(MLContext.prototype, 'destroy', 0, function () {
   if (s.destroyed) return;
   s.destroyed = true;
   py('destroy_context', [ref(s.handle)]);
+  if (s.remote) {
+    s.remote.client.post(['destroyContext', 0, s.remote.key]);
+    s.remote.client.closeContext(s.remote.key);
+  }
   if (s.gpu) {
     s.gpu.forget();
     collectedRunners.unregister(s);
@@ -234,7 +316,7 @@ function newTensor(handle, context, desc, constant) {
     kind: 'MLTensor', handle, context, dataType: desc.dataType, shape: frozenShape(desc.shape),
     readable: !!desc.readable, writable: !!desc.writable, constant, destroyed: false,
   });
-  released.register(tensor, ['release', handle]);
+  released.register(tensor, ['release', handle, context.remote]);
   return tensor;
 }
 
@@ -242,7 +324,11 @@ defineOperation(MLContext.prototype, 'createTensor', 1, promiseOperation(functio
   const s = brand(this, 'MLContext', 'MLContext.createTensor');
   requireArgs(args, 1, 'MLContext.createTensor');
   const desc = convert('MLTensorDescriptor', args[0], 'createTensor: descriptor');
-  return resolveInTask(s, newTensor(py('create_tensor', [ref(s.handle), desc]), s, desc, false));
+  const tensor = newTensor(py('create_tensor', [ref(s.handle), desc]), s, desc, false);
+  if (!s.remote) return resolveInTask(s, tensor);
+  // Settles once the worker has allocated it (its out-of-memory is this promise's error).
+  const handle = slots.get(tensor).handle;
+  return resolveInTask(s, s.remote.client.request(['tensor', 0, s.remote.key, handle, desc]).then(() => tensor));
 }));
 
 // A tensor that is neither readable nor writable, filled once, for constant(MLTensor).
@@ -267,7 +353,10 @@ defineOperation(MLContext.prototype, 'createExportableTensor', 2, promiseOperati
   const gpuDevice = args[1];
   if (!isGPUDevice(gpuDevice)) throw new TypeError('createExportableTensor: gpuDevice is not a GPUDevice');
   let problem = null;
-  if (!s.gpu) {
+  if (s.remote) {
+    problem = "this context executes in the polyfill's timeline worker; create the context from this GPUDevice "
+      + '(navigator.ml.createContext(gpuDevice)) to share tensors with it';
+  } else if (!s.gpu) {
     problem = s.deviceType === 'gpu'
       ? 'this gpu context runs without WebGPU (see webnnPolyfill.engineStats.webgpu)'
       : `a ${s.deviceType} context keeps its tensors in the engine's memory; create the context from this GPUDevice (navigator.ml.createContext(gpuDevice)) to share tensors with it`;
@@ -299,7 +388,15 @@ defineOperation(MLContext.prototype, 'writeTensor', 2, function (...args) {
   requireArgs(args, 2, 'MLContext.writeTensor');
   const t = slotOf(args[0], 'MLTensor', 'writeTensor: tensor');
   const source = toBufferSource(args[1], 'writeTensor: inputData');
-  writeTensorFast(s.handle, t.handle, bytesOf(source));  // the engine copies once, now
+  const bytes = bytesOf(source);
+  writeTensorFast(s.handle, t.handle, bytes);  // the engine copies once, now (a shadow only checks)
+  if (s.remote) {
+    // The bytes as of now, moved to the worker (its engine copies them in).
+    const copy = new SavedUint8Array(typedArrayByteLength(bytes));
+    typedArraySet(copy, bytes);
+    const buffer = typedArrayBuffer(copy);
+    s.remote.client.post(['write', 0, s.remote.key, t.handle, buffer], [buffer]);
+  }
 });
 
 defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function (...args) {
@@ -311,6 +408,12 @@ defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function 
   // it. One copy: out of the heap now, or (BYOB) straight into outputData when
   // the read settles, the snapshot pinned in the engine until then.
   const reply = readTensorFast(s.handle, t.handle, target !== null);
+  if (reply.ok && reply.ok.gpuRead && s.remote) {
+    // Checked by the shadow; the worker takes the snapshot when it reaches this call.
+    const bytes = reply.ok.gpuRead.remote;
+    return readLater(s, t, target, bytes, () => s.remote.client.request(['read', 0, s.remote.key, t.handle])
+      .then((buffer) => new SavedUint8Array(buffer)));
+  }
   if (reply.ok && reply.ok.gpuRead) return readFromGpu(s, t, target, reply.ok.gpuRead);
   const length = reply.bytes[1];
   const snapshot = target ? null : copyFromHeap(reply.bytes);
@@ -354,10 +457,16 @@ defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function 
 // submitted now (after every write and dispatch issued before), the promise
 // settles once it is mapped, rechecking destroyed state like any read.
 function readFromGpu(s, t, target, { buffer, bytes }) {
+  return readLater(s, t, target, bytes, () => s.gpu.read(buffer, bytes));
+}
+
+// A read whose bytes arrive later (`fetch()`: a promise of a Uint8Array of them): from
+// the GPU, or from the timeline worker.
+function readLater(s, t, target, bytes, fetch) {
   if (target && bytesOf(target).byteLength < bytes) {
     throw new TypeError(`readTensor: outputData has ${bytesOf(target).byteLength} bytes, the tensor has ${bytes}`);
   }
-  const mapped = s.gpu.read(buffer, bytes);
+  const mapped = fetch();
   return new Promise((resolve, reject) => {
     let data;
     afterEarlierReads(s, mapped.then((d) => { data = d; }), (failure) => {
@@ -391,6 +500,15 @@ function afterEarlierReads(s, ready, settle) {
   const earlier = s.readTail;
   if (!earlier && !ready) {
     queueSettle(() => settle(null));
+    return;
+  }
+  if (!earlier && s.remote) {
+    // The timeline worker's answer arrives in a task of its own (a message event):
+    // nothing is ahead of it, so it settles there, without another task's wait.
+    let failure = null;
+    const tail = ready.catch((e) => { failure = e; }).then(() => settle(failure));
+    s.readTail = tail;
+    tail.then(() => { if (s.readTail === tail) s.readTail = null; });
     return;
   }
   let failure = null;
@@ -432,6 +550,11 @@ defineOperation(MLContext.prototype, 'dispatch', 3, function (...args) {
   const handles = boundHandles(g, inputs, outputs);
   if (handles) dispatchFast(s.handle, g.handle, handles);
   else py('dispatch', [ref(s.handle), ref(g.handle), inputs, outputs]);  // the engine says what does not match
+  // Checked by the shadow: the worker runs it when it gets there; dispatch() returns now.
+  if (s.remote) {
+    if (!handles) throw new SavedDOMException('dispatch: the graph is not known to the timeline worker', 'InvalidStateError');
+    s.remote.client.postNow(['dispatch', 0, s.remote.key, g.handle, handles]);
+  }
 });
 
 // The bound tensors' handles in the order of the graph's input names, then its
@@ -477,10 +600,19 @@ defineOperation(MLContext.prototype, 'compute', 3, promiseOperation(function (..
     for (const [name, view] of views.entries) {
       const desc = hasOwn(descriptors, name) ? descriptors[name] : undefined;
       if (!desc) throw new TypeError(`compute: the graph has no ${kind} named '${name}'`);
-      const h = py('create_tensor', [ref(s.handle), { dataType: desc.dataType, shape: desc.shape, readable: true, writable: true }]);
+      const tdesc = { dataType: desc.dataType, shape: desc.shape, readable: true, writable: true };
+      const h = py('create_tensor', [ref(s.handle), tdesc]);
       temp[temp.length] = h;
       bound.entries[bound.entries.length] = [name, ref(h)];
-      if (kind === 'input') py('write_tensor', [ref(s.handle), ref(h)], bytesOf(view));
+      if (s.remote) s.remote.client.post(['tensor', 0, s.remote.key, h, tdesc]);
+      if (kind === 'input') {
+        py('write_tensor', [ref(s.handle), ref(h)], bytesOf(view));
+        if (s.remote) {
+          const copy = new SavedUint8Array(view.byteLength);
+          typedArraySet(copy, bytesOf(view));
+          s.remote.client.post(['write', 0, s.remote.key, h, typedArrayBuffer(copy)], [typedArrayBuffer(copy)]);
+        }
+      }
     }
     return bound;
   };
@@ -488,15 +620,21 @@ defineOperation(MLContext.prototype, 'compute', 3, promiseOperation(function (..
     const inBound = bind(inputs, g.inputs, 'input');
     const outBound = bind(outputs, g.outputs, 'output');
     py('dispatch', [ref(s.handle), ref(g.handle), inBound, outBound]);
+    if (s.remote) s.remote.client.post(['dispatch', 0, s.remote.key, g.handle, boundHandles(g, inBound, outBound)]);
     for (const [name, view] of outputs.entries) {
       const reply = pyReply('read_tensor', [ref(s.handle), outBound.get(name)]);
-      const length = reply.ok && reply.ok.gpuRead ? reply.ok.gpuRead.bytes : reply.bytes[1];
+      const gpuRead = reply.ok && reply.ok.gpuRead;
+      const length = gpuRead ? (s.remote ? gpuRead.remote : gpuRead.bytes) : reply.bytes[1];
       if (length !== view.byteLength) throw new TypeError(`compute: output '${name}' has the wrong byte length`);
-      if (reply.ok && reply.ok.gpuRead) gpuReads[gpuReads.length] = [name, s.gpu.read(reply.ok.gpuRead.buffer, length)];
+      if (gpuRead && s.remote) {
+        gpuReads[gpuReads.length] = [name, s.remote.client.request(['read', 0, s.remote.key, outBound.get(name).$o])
+          .then((buffer) => new SavedUint8Array(buffer))];
+      } else if (gpuRead) gpuReads[gpuReads.length] = [name, s.gpu.read(gpuRead.buffer, length)];
       else typedArraySet(bytesOf(view), heapView(reply.bytes));
     }
   } finally {
     py('release', temp);
+    if (s.remote) for (const h of temp) s.remote.client.post(['release', 0, h]);
   }
   const transfer = (views) => {
     const out = {};
@@ -530,6 +668,7 @@ defineOperation(MLTensor.prototype, 'destroy', 0, function () {
   if (t.destroyed) return;
   t.destroyed = true;
   py('destroy_tensor', [ref(t.handle)]);
+  if (t.context.remote && !t.constant) t.context.remote.client.post(['destroyTensor', 0, t.handle]);
   if (t.exported) t.exported.end();  // the GPUBuffer it was rented out as is destroyed with it
 });
 
@@ -541,6 +680,7 @@ defineOperation(MLGraph.prototype, 'destroy', 0, function () {
   if (g.destroyed) return;
   g.destroyed = true;
   py('destroy_graph', [ref(g.handle)]);
+  if (g.context.remote) g.context.remote.client.post(['destroyGraph', 0, g.handle]);
 });
 
 // ----------------------------------------------------------------------- MLOperand
@@ -609,15 +749,53 @@ defineOperation(builderProto, 'build', 1, promiseOperation(function (...args) {
   requireArgs(args, 1, 'MLGraphBuilder.build');
   const outputs = convertRecord(args[0], 'build: outputs', (v, w) => converters.operand(v, w));
   const built = py('builder_build', [ref(s.handle), outputs]);
-  const graph = new MLGraph(INTERNAL);
-  slots.set(graph, {
-    kind: 'MLGraph', handle: built.graph, context: s.context, inputs: built.inputs, outputs: built.outputs,
-    inputNames: built.inputNames, outputNames: built.outputNames, destroyed: false,
-  });
-  released.register(graph, ['release', built.graph]);
+  const graph = newGraph(built, s.context);
+  const remote = s.context.remote;
+  released.register(graph, ['release', built.graph, remote]);
+  if (remote) return resolveInTask(s.context, sendGraph(s.context, slots.get(graph)).then(() => graph));
   // A graph planned for the GPU is ready once its pipelines are.
   return resolveInTask(s.context, s.context.gpu ? s.context.gpu.settled().then(() => graph) : graph);
 }));
+
+// A graph of a context in the timeline worker: the worker builds its own from the
+// normalised IR and the constants' bytes (moved, not copied: the page's graph drops its
+// constants now). Resolves when the worker's graph is ready (a GPU graph's pipelines),
+// with the graph's input and output names in its order (dispatch's handles follow it).
+// Also for graphs the model loaders made (js/src/nnef.js, xla.js).
+export function sendGraph(context, g) {
+  const { remote } = context;
+  const { document, sizes } = py('graph_export', [ref(g.handle)]);
+  const constants = typedArrayBuffer(py('graph_constants', [ref(g.handle)]));
+  return remote.client.request(['build', 0, remote.key, g.handle, document, sizes, constants], [constants]).then((names) => {
+    g.inputNames = names.inputNames;
+    g.outputNames = names.outputNames;
+  });
+}
+
+function newGraph(built, context) {
+  const graph = new MLGraph(INTERNAL);
+  slots.set(graph, {
+    kind: 'MLGraph', handle: built.graph, context, inputs: built.inputs, outputs: built.outputs,
+    inputNames: built.inputNames, outputNames: built.outputNames, destroyed: false,
+  });
+  return graph;
+}
+
+// The timeline worker's side (js/src/timeline_host.js): a tensor made at once (the
+// page's createTensor() settles on the answer), and a graph loaded from the page's
+// export (webnn_core.bridge.load_graph); a GPU graph is ready once its pipelines are.
+export function hostCreateTensor(ctx, desc) {
+  const s = slots.get(ctx);
+  return newTensor(py('create_tensor', [ref(s.handle), desc]), s, desc, false);
+}
+
+export function hostLoadGraph(ctx, document, sizes, constants) {
+  const s = slots.get(ctx);
+  const built = py('load_graph', [ref(s.handle), document, sizes], constants);
+  const graph = newGraph(built, s);
+  released.register(graph, ['release', built.graph]);
+  return s.gpu ? s.gpu.settled().then(() => graph) : graph;
+}
 
 // Every op method, generated from its WebIDL signature.
 for (const [name, { params, options: optionsType, returnsSequence }] of Object.entries(IDL_OPS)) {

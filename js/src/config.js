@@ -4,6 +4,23 @@
 
 import { SCRIPT_URL } from './build_info.js';
 
+// The timeline worker (js/src/timeline.js) is this script, started by a page in a
+// dedicated worker of this name; the page's configuration rides in the name (a
+// worker has no WEBNN_POLYFILL_CONFIG of its own, and the name is there before any
+// message).
+export const TIMELINE_HOST_NAME = 'webnn-polyfill-timeline';
+export const IS_TIMELINE_HOST = typeof DedicatedWorkerGlobalScope !== 'undefined'
+  && globalThis instanceof DedicatedWorkerGlobalScope && typeof globalThis.name === 'string'
+  && globalThis.name.startsWith(`${TIMELINE_HOST_NAME} `);
+
+function hostConfig() {
+  try {
+    return JSON.parse(globalThis.name.slice(TIMELINE_HOST_NAME.length + 1));
+  } catch (e) {
+    return {};
+  }
+}
+
 export const CONFIG = Object.assign(
   { runtimeBase: null, replaceNative: false, debug: false, fastPaths: true,
     // Kernel threads of the cpu backend (null: navigator.hardwareConcurrency); more
@@ -17,8 +34,13 @@ export const CONFIG = Object.assign(
     // startup.js: engine snapshots (Cache Storage; buildSnapshot: the one served
     // beside the runtime: 'auto' fetches it where the connection makes it pay,
     // true always, false never), fetching the runtime at script load, progress callback.
-    snapshot: true, buildSnapshot: 'auto', prefetch: true, onProgress: null },
-  globalThis.WEBNN_POLYFILL_CONFIG || {});
+    snapshot: true, buildSnapshot: 'auto', prefetch: true, onProgress: null,
+    // timeline: where a window's contexts execute. 'worker': graphs, tensors and their
+    // data live in a dedicated worker this script starts (dispatch() and writeTensor()
+    // return at once; the page keeps building and validating); 'page': on the page's
+    // own thread, as in a worker scope (docs/architecture.md, "The timeline worker").
+    timeline: 'page' },
+  globalThis.WEBNN_POLYFILL_CONFIG || {}, IS_TIMELINE_HOST ? hostConfig() : {});
 
 // Where this script was loaded from: the runtime files sit beside it by default.
 function scriptBase() {
@@ -35,6 +57,19 @@ function scriptBase() {
 }
 
 export const RUNTIME_BASE = scriptBase();
+
+// This script's own URL, for the timeline worker: the ES-module build knows it; a
+// classic script is document.currentScript while it runs. Only a file named like the
+// polyfill's: a page's own bundle that includes the polyfill must not run in a worker.
+function ownScript() {
+  if (CONFIG.timelineScript) return { url: new URL(CONFIG.timelineScript, globalThis.location.href).href, type: SCRIPT_URL ? 'module' : 'classic' };
+  const polyfillFile = /\/webnn-polyfill[^/]*\.m?js(\?[^#]*)?(#.*)?$/;
+  if (SCRIPT_URL) return polyfillFile.test(SCRIPT_URL) ? { url: SCRIPT_URL, type: 'module' } : null;
+  const current = typeof document !== 'undefined' && document.currentScript && document.currentScript.src;
+  return current && polyfillFile.test(current) ? { url: current, type: 'classic' } : null;
+}
+export const OWN_SCRIPT = ownScript();
+export const IS_WINDOW = typeof Window !== 'undefined' && globalThis instanceof Window && typeof document !== 'undefined';
 export const IS_SERVICE_WORKER = typeof ServiceWorkerGlobalScope !== 'undefined' && globalThis instanceof ServiceWorkerGlobalScope;
 export const IS_CLASSIC_WORKER = typeof WorkerGlobalScope !== 'undefined' && typeof importScripts === 'function';
 

@@ -3,12 +3,14 @@
 
 import { POLYFILL_VERSION } from './build_info.js';
 import { INTERNAL, defineAttribute } from './webidl.js';
-import { CONFIG, ENGINE_STATS, RUNTIME_BASE } from './config.js';
+import { CONFIG, ENGINE_STATS, IS_TIMELINE_HOST, RUNTIME_BASE } from './config.js';
 import { ENGINE, engine } from './engine.js';
 import { PROGRESS, PROGRESS_EVENTS, exportEngineSnapshot, prefetchRuntime } from './startup.js';
 import { ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLTensor } from './api.js';
 import { exportNNEF, loadNNEF } from './nnef.js';
 import { loadStableHLO } from './xla.js';
+import { startTimelineHost } from './timeline_host.js';
+import { prespawnTimelineWorker } from './timeline.js';
 
 const INTERFACES = { ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLTensor };
 
@@ -61,4 +63,10 @@ function install() {
   return true;
 }
 
-if (install() && CONFIG.prefetch !== false) prefetchRuntime();
+// In the timeline worker a page started (js/src/timeline.js) this script serves that
+// page's contexts; it takes the page's runtime instead of fetching its own.
+if (IS_TIMELINE_HOST) startTimelineHost();
+else if (install() && CONFIG.prefetch !== false) {
+  prefetchRuntime();
+  prespawnTimelineWorker();
+}

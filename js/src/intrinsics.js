@@ -24,6 +24,7 @@ export const SavedUint8Array = Uint8Array;
 export const SavedDOMException = DOMException;
 export const SavedMessageChannel = typeof MessageChannel === 'undefined' ? null : MessageChannel;
 export const savedSetTimeout = setTimeout;
+export const savedQueueMicrotask = typeof queueMicrotask === 'function' ? queueMicrotask : (fn) => Promise.resolve().then(fn);
 // A monotonic clock in ms (engineStats' timings).
 export const now = typeof performance === 'object' && performance && typeof performance.now === 'function'
   ? Function.prototype.bind.call(performance.now, performance) : Date.now;

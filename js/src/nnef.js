@@ -20,7 +20,7 @@
 import { INTERNAL, encodeJson } from './webidl.js';
 import { jsonParse } from './intrinsics.js';
 import { py, ref } from './engine.js';
-import { MLGraph, released, slotOf, slots } from './api.js';
+import { MLGraph, released, sendGraph, slotOf, slots } from './api.js';
 
 const NNEF_ARCHIVE = /\.(tgz|tar\.gz|tar)$/i;
 
@@ -104,7 +104,8 @@ export async function loadNNEF(context, source, options) {
   const r = py('nnef_load', [ref(c.handle), manifest, opts], data);
   const graph = new MLGraph(INTERNAL);
   slots.set(graph, { kind: 'MLGraph', handle: r.graph, context: c, inputs: r.allInputs, outputs: r.outputs, destroyed: false });
-  released.register(graph, ['release', r.graph]);
+  released.register(graph, ['release', r.graph, c.remote]);
+  if (c.remote) await sendGraph(c, slots.get(graph));  // a context in the timeline worker (js/src/timeline.js)
   return { graph, name: r.name, version: r.version || '1.0', inputs: r.inputs, outputs: r.outputs, state: r.state };
 }
 

@@ -29,6 +29,7 @@ import { CONFIG, ENGINE_STATS } from './config.js';
 import { ENGINE_MEMORY, RuntimeIntegrityError, fetchVerified, prefetchAlso, prefetchRuntime } from './startup.js';
 import { poolUnavailableReason, startKernelPool } from './kernel_pool.js';
 import { savedWebAssembly } from './intrinsics.js';
+import { pageEngineValidatesOnly } from './timeline.js';
 
 // fastPaths: the setting every new context's cpu backend starts with (each
 // context owns its switch; engineStats.kernels.setFastPaths(ctx, on) flips one).
@@ -135,7 +136,7 @@ function kernelBuild(allowRelaxed, threadsBuild) {
 function prefetchKernels() {
   const allowRelaxed = simdSetting() !== 'simd128';
   kernelBuild(allowRelaxed, false);
-  if (!poolUnavailableReason(ENGINE_STATS.threads.requested)) kernelBuild(allowRelaxed, true);
+  if (!poolUnavailableReason(ENGINE_STATS.threads.requested) && !pageEngineValidatesOnly()) kernelBuild(allowRelaxed, true);
 }
 prefetchAlso(prefetchKernels);
 
@@ -154,7 +155,9 @@ async function attachPool(pyodide, fast, status) {
     stats.reason = `single-threaded: ${reason}`;
     fast.pool_unavailable(reason);
   };
-  const why = !status.backend ? 'no SIMD kernels (numpy only)' : poolUnavailableReason(stats.requested);
+  const why = !status.backend ? 'no SIMD kernels (numpy only)'
+    : pageEngineValidatesOnly() ? "this page's contexts execute in the timeline worker (its kernel pool runs there)"
+      : poolUnavailableReason(stats.requested);
   if (why) {
     unavailable(why);
     return;

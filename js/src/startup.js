@@ -517,6 +517,62 @@ export function prefetchRuntime() {
   return PREFETCH;
 }
 
+// ---------------------------------------------------------------- the timeline worker
+// (js/src/timeline.js) starts from what this page fetched and verified: no second
+// download of the wasm, the stdlib or the snapshot, and no second compilation of
+// the wasm or of numpy's side modules (compiled modules are posted as they are).
+
+// The page's side: its verified runtime, the start archive's files, numpy's compiled
+// modules and the raw engine snapshot (none where the page starts without one).
+export async function runtimeForWorker() {
+  const fetches = prefetchRuntime();
+  const [wasm, stdlib, lock, site, libraries] = await Promise.all(
+    [fetches.wasm, fetches.stdlib, fetches.lock, fetches.site, fetches.libraries]);
+  let snapshot = null;
+  try {
+    const { cache, found } = await fetches.snapshot;
+    if (found) {
+      await found.verified;
+      let bytes = found.bytes;
+      if (!bytes && cache) {
+        const hit = await cache.match(cacheUrl());
+        bytes = hit ? new Uint8Array(await hit.arrayBuffer()) : null;
+      }
+      snapshot = bytes || null;
+    }
+  } catch (e) {
+    snapshot = null;  // the worker starts without one, as the page would
+  }
+  return { wasm, stdlib, lock, site, libraries, snapshot };
+}
+
+// The worker's side: the prefetch round is what the page gave (Pyodide's two scripts
+// still load here: importScripts/import, verified, from the HTTP cache).
+export function provideRuntime(given) {
+  const files = RUNTIME_MANIFEST.files;
+  PROGRESS.total = ['pyodide.js', 'pyodide.asm.js'].reduce((n, name) => n + files[name].size, 0);
+  let found = null;
+  if (given.snapshot) {
+    try {
+      found = { source: 'page', ...parseSnapshot(given.snapshot, Promise.resolve()) };
+    } catch (e) {
+      found = null;
+    }
+  }
+  const quiet = (p) => { p.catch(() => {}); return p; };
+  PREFETCH = {
+    scripts: quiet(loadRuntimeScripts()),
+    wasm: Promise.resolve(given.wasm),
+    stdlib: Promise.resolve(given.stdlib),
+    lock: Promise.resolve(given.lock),
+    snapshot: Promise.resolve({ cache: null, found }),
+    site: Promise.resolve(given.site),
+    libraries: Promise.resolve(given.libraries),
+  };
+  for (const start of PREFETCH_ALSO) start();
+  return PREFETCH;
+}
+
 // ---------------------------------------------------------------- Pyodide hooks
 
 // Pyodide's WebAssembly.Memory (it does not expose it): the SIMD kernels share it.
@@ -903,7 +959,7 @@ export async function startRuntime() {
     if (found) {
       try {
         const pyodide = await startFromSnapshot(parts, found);
-        ENGINE_STATS.snapshot = found.source === 'cache' ? 'restored' : 'built';
+        ENGINE_STATS.snapshot = { cache: 'restored', build: 'built', page: 'from the page' }[found.source];
         if (found.source === 'build' && cache) whenReady(() => storeSnapshot(cache, found.bytes));
         return pyodide;
       } catch (e) {

@@ -20,7 +20,7 @@ import { INTERNAL, encodeJson } from './webidl.js';
 import { LARK_WHEEL } from './build_info.js';
 import { ENGINE, py, ref } from './engine.js';
 import { fetchVerified } from './startup.js';
-import { MLGraph, released, slotOf, slots } from './api.js';
+import { MLGraph, released, sendGraph, slotOf, slots } from './api.js';
 
 const XLA_TYPED = [
   ['float32', Float32Array], ['int32', Int32Array], ['uint32', Uint32Array], ['int8', Int8Array],
@@ -106,6 +106,7 @@ export async function loadStableHLO(context, text, options) {
   const r = py('xla_load', [ref(c.handle), source, kind, manifest], data);
   const graph = new MLGraph(INTERNAL);
   slots.set(graph, { kind: 'MLGraph', handle: r.graph, context: c, inputs: r.allInputs, outputs: r.outputs, destroyed: false });
-  released.register(graph, ['release', r.graph]);
+  released.register(graph, ['release', r.graph, c.remote]);
+  if (c.remote) await sendGraph(c, slots.get(graph));  // a context in the timeline worker (js/src/timeline.js)
   return { graph, inputs: r.inputs, outputs: r.outputs };
 }

@@ -45,7 +45,7 @@ import weakref
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, plain
 from .builder import GraphBuilder
 from .context import Context, Tensor
 from .errors import OperationError, UnknownError, WebNNError, WebNNTypeError
@@ -181,8 +181,10 @@ def _forget_operands(builder) -> None:
 def create_context(device_type, power_preference, options=None):
     """`options`: the context's backend options (backends.create_backend), e.g. {"fastPaths": false};
     a gpu context's {"webgpu": {"token", "adapter"}} when JS holds a GPUDevice for it."""
-    context = Context(device_type, power_preference, options)
-    if hasattr(context.backend, "drain"):
+    options = dict(options or {})
+    shadow = bool(options.pop("shadow", False))  # the page's half of a timeline-worker context
+    context = Context(device_type, power_preference, options, shadow=shadow)
+    if hasattr(context.backend, "drain") and not shadow:
         _device_backends.add(context.backend)
     return _register(context)
 
@@ -236,6 +238,49 @@ def builder_build(builder, outputs):
     # Built: no operand of this builder can be used again; the graph holds what it needs.
     _forget_operands(builder)
     # The names also as lists, in the graph's order: dispatch_fast's positional handles follow it.
+    return {"graph": _register(graph), "inputs": graph.input_descriptors, "outputs": graph.output_descriptors,
+            "inputNames": list(graph.inputs), "outputNames": list(graph.outputs)}
+
+
+def graph_export(graph: Graph):
+    """A shadow context's graph as plain data for the timeline worker (plain.to_json):
+    {"document": JSON text, "sizes": [byte length of each constant]}. The constants'
+    bytes follow with graph_constants()."""
+    text, buffers = plain.to_json(graph)
+    graph._exported = buffers
+    return {"document": text, "sizes": [len(b) for b in buffers]}
+
+
+def graph_constants(graph: Graph):
+    """The constants graph_export listed, end to end in one byte result; the page's
+    graph then drops its constants (the worker's graph holds them)."""
+    buffers = getattr(graph, "_exported", None) or []
+    graph._exported = None
+    out = np.empty(sum(len(b) for b in buffers), np.uint8)
+    at = 0
+    for b in buffers:
+        out[at:at + len(b)] = np.frombuffer(b, np.uint8)
+        at += len(b)
+    buffers.clear()
+    for node in graph.nodes:
+        for operand in node.inputs:
+            if operand is not None and operand.kind == "constant":
+                operand.value = None
+    return _Bytes(out)
+
+
+def load_graph(context, text, sizes, data):
+    """The timeline worker's build(): the page's graph_export document and constants
+    (`data`: their bytes end to end, `sizes` each one's length) replayed through this
+    context's builder and planned by its backend (plain.from_json)."""
+    raw = np.empty(data.nbytes if data is not None else 0, np.uint8)
+    if data is not None:
+        data.read_into(raw)
+    buffers, at = [], 0
+    for n in sizes:
+        buffers.append(memoryview(raw[at:at + n]))
+        at += n
+    graph = plain.from_json(context, text, buffers)
     return {"graph": _register(graph), "inputs": graph.input_descriptors, "outputs": graph.output_descriptors,
             "inputNames": list(graph.inputs), "outputNames": list(graph.outputs)}
 
@@ -325,8 +370,9 @@ METHODS = {f.__name__: f for f in (
     create_context, op_support_limits, destroy_context, new_builder, builder_input, builder_constant,
     builder_constant_scalar, builder_constant_tensor, builder_op, builder_build, destroy_graph, create_tensor,
     create_constant_tensor, write_tensor, read_tensor, destroy_tensor, dispatch, kernel_debug, release,
-    release_builder, backend_status, create_exportable_tensor, export_tensor, return_tensor)}
-_TAKES_DATA = {"builder_constant", "write_tensor", "create_constant_tensor"}
+    release_builder, backend_status, create_exportable_tensor, export_tensor, return_tensor, graph_export,
+    graph_constants, load_graph)}
+_TAKES_DATA = {"builder_constant", "write_tensor", "create_constant_tensor", "load_graph"}
 
 
 # The reply of most calls (writeTensor, dispatch, ...), when no device commands ride along.

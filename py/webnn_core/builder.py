@@ -113,7 +113,7 @@ class GraphBuilder:
         if not tensor.constant:
             raise WebNNTypeError("constant: the tensor was not created by createConstantTensor()")
         self._check_state("constant")
-        return Operand(self, tensor.dtype, tensor.shape, "constant", value=self.context.backend.read(tensor.data))
+        return Operand(self, tensor.dtype, tensor.shape, "constant", value=self.context.constant_value(tensor))
 
     # -- ops ------------------------------------------------------------------
     def op(self, name: str, *args, **options):
@@ -191,7 +191,8 @@ class GraphBuilder:
             if operand.kind in ("input", "constant"):
                 raise WebNNTypeError(f"build: output '{name}' is a graph {operand.kind}; outputs must be computed by an operation")
         graph = Graph(self.context, dict(outputs))
-        graph.plan = self.context.backend.plan(graph)
+        # A shadow context (timeline worker) plans nothing: the worker's context plans its copy.
+        graph.plan = None if self.context.shadow else self.context.backend.plan(graph)
         self.built = True
         self.context.adopt_graph(graph)
         return graph

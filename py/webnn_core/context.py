@@ -52,6 +52,12 @@ class Tensor:
         self.readable = bool(readable)
         self.writable = bool(writable)
         self.destroyed = False
+        if context.shadow and not constant:
+            self.data = None  # the timeline worker holds the contents (Context.shadow)
+            return
+        if context.shadow:  # a constant tensor's bytes stay for builder.constant(tensor)
+            self.data = dtypes.zeros(dtype, self.shape)
+            return
         # The backend's storage (numpy for cpu), zero-initialised as the tests expect.
         try:
             self.data = context.backend.allocate(dtype, self.shape)
@@ -63,7 +69,7 @@ class Tensor:
         return {"dataType": self.dtype, "shape": list(self.shape)}
 
     def destroy(self):
-        if not self.destroyed:
+        if not self.destroyed and not self.context.shadow:
             self.context.backend.free(self.data)
         self.destroyed = True
         self.exported = False
@@ -75,10 +81,18 @@ class Context:
     io_types = {"input": dtypes.ALL_TYPES, "constant": dtypes.ALL_TYPES, "output": dtypes.ALL_TYPES}
 
     def __init__(self, device_type: str = "cpu", power_preference: str = "default", options: dict | None = None,
-                 gpu_device=None):
+                 gpu_device=None, shadow: bool = False):
         """`options`: backend options (`backends.create_backend`), e.g.
         {"fastPaths": False} or {"backend": "webgpu"}; `gpu_device`: the
-        GPUDevice createContext() was given, for the webgpu backend."""
+        GPUDevice createContext() was given, for the webgpu backend.
+
+        `shadow`: the context of a page whose timeline runs in a worker (js/src/timeline.js,
+        docs/architecture.md "The timeline worker"). It makes every check this context
+        would make (builder, tensors, bindings, destroyed state, in the same order, with
+        the same errors) but holds no tensor contents, plans nothing and runs nothing:
+        the worker's own context, given the same calls, does. Its backend answers
+        capabilities (opSupportLimits, supports) as the worker's does."""
+        self.shadow = bool(shadow)
         if device_type not in DEVICE_TYPES:
             raise NotSupportedError(f"createContext: unsupported deviceType {device_type!r}")
         if power_preference not in POWER_PREFERENCES:
@@ -176,6 +190,10 @@ class Context:
             if not tensor.destroyed:
                 self.backend.returned(tensor.data)
 
+    def constant_value(self, tensor: Tensor):
+        """A constant tensor's contents as an array (builder.constant(tensor))."""
+        return tensor.data if self.shadow else self.backend.read(tensor.data)
+
     def adopt_graph(self, graph) -> None:
         """Called by the builder: the graph is destroyed with this context."""
         self._graphs.add(graph)
@@ -221,11 +239,13 @@ class Context:
         expected = dtypes.byte_length(tensor.dtype, tensor.shape)
         if source.nbytes != expected:
             raise WebNNTypeError(f"{what}: the source has {source.nbytes} bytes, the tensor has {expected}")
+        if self.shadow and not tensor.constant:
+            return  # checked; the worker's context copies the bytes
         try:
             array = dtypes.from_source(tensor.dtype, tensor.shape, source)
         except MemoryError:
             raise UnknownError(f"{what}: could not allocate {expected} bytes") from None
-        tensor.data = self.backend.write(tensor.data, array)
+        tensor.data = array if self.shadow else self.backend.write(tensor.data, array)
 
     def _check_readable(self, tensor: Tensor) -> None:
         self._check_tensor(tensor, "readTensor")
@@ -238,6 +258,8 @@ class Context:
         """None when `read_view` can answer now; else what the JS shim must read
         from the device (the webgpu backend's GPU-only contents), as of now."""
         self._check_readable(tensor)
+        if self.shadow:  # checked; the worker's context reads it
+            return {"remote": dtypes.byte_length(tensor.dtype, tensor.shape)}
         return self.backend.device_read(tensor.data)
 
     def read_view(self, tensor: Tensor) -> np.ndarray:
@@ -271,6 +293,8 @@ class Context:
             raise WebNNTypeError("dispatch: the same tensor is bound to two outputs")
         if {id(t) for t in out_tensors} & {id(t) for t in inputs.values()}:
             raise WebNNTypeError("dispatch: a tensor is bound both as an input and as an output")
+        if self.shadow:
+            return  # checked; the worker's context runs it
         results = self.backend.dispatch(graph.plan, {name: t.data for name, t in inputs.items()},
                                         {name: t.data for name, t in outputs.items()})
         for name, tensor in outputs.items():
@@ -326,4 +350,5 @@ class Context:
             tensor.destroy()
         for graph in list(self._graphs):
             graph.destroy()
-        self.backend.close()
+        if not self.shadow:
+            self.backend.close()

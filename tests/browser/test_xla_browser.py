@@ -16,6 +16,7 @@ XLA = ROOT / "web" / "xla"
 ENGINE_TIMEOUT = 300_000
 
 PAGE = """<!doctype html><meta charset=utf-8><title>xla</title>
+<script>self.WEBNN_POLYFILL_CONFIG = { timeline: new URLSearchParams(location.search).get('timeline') || 'page' };</script>
 <script src="/dist/webnn-polyfill.js"></script>
 <script>
 window.result = (async () => {
@@ -27,6 +28,7 @@ window.result = (async () => {
   out.inputs = model.inputs;
   out.outputs = model.outputs;
   out.isGraph = model.graph instanceof MLGraph;
+  out.location = webnnPolyfill.engineStats.kernels.location(ctx);
   const tIn = await ctx.createTensor({ ...model.inputs.arg0, writable: true });
   const tP = await ctx.createTensor({ ...model.outputs.result0, readable: true });
   const tL = await ctx.createTensor({ ...model.outputs.result1, readable: true });
@@ -73,7 +75,9 @@ def site(tmp_path_factory):
     return d
 
 
-def test_load_stablehlo_in_browser_matches_jax(site, browser):
+# timeline=worker: the loaded graph executes in the timeline worker (js/src/timeline.js).
+@pytest.mark.parametrize("timeline", ["page", "worker"])
+def test_load_stablehlo_in_browser_matches_jax(site, browser, timeline):
     import serve
 
     srv = serve.start(mounts={**serve.default_mounts(), "/xla-test/": site, "/xla/": XLA})
@@ -81,13 +85,14 @@ def test_load_stablehlo_in_browser_matches_jax(site, browser):
         context = browser.new_context()
         page = context.new_page()
         page.set_default_timeout(ENGINE_TIMEOUT)
-        page.goto(f"http://127.0.0.1:{srv.server_address[1]}/xla-test/index.html")
+        page.goto(f"http://127.0.0.1:{srv.server_address[1]}/xla-test/index.html?timeline={timeline}")
         result = page.evaluate("window.result")
         context.close()
     finally:
         srv.shutdown()
     assert "fatal" not in result, result
     assert result["isGraph"] is True
+    assert result["location"] == timeline
     assert result["inputs"] == {"arg0": {"dataType": "float32", "shape": [1, 8, 8]}}
     assert result["outputs"] == {"result0": {"dataType": "float32", "shape": [1, 10]},
                                  "result1": {"dataType": "int32", "shape": [1]}}

@@ -8,7 +8,10 @@
 // inside the models), startOnly=1 (engine start only), fast=0 (polyfill),
 // threads=0 (TF.js wasm: its single-threaded build), warmup=S (untimed model runs, at least 1, for S seconds before the timed ones),
 // budget=S (stop repeating a measurement after S seconds, once it has 3 runs:
-// TF.js's cpu backend takes tens of seconds per SqueezeNet inference).
+// TF.js's cpu backend takes tens of seconds per SqueezeNet inference),
+// timeline=worker (polyfill: WEBNN_POLYFILL_CONFIG.timeline, the timeline worker),
+// respond=S (per model: S seconds of inferences back to back while the page counts its
+// requestAnimationFrame frames: page-thread time per inference, frame rate, longest gap).
 import { MODELS, createClassifier, median, yieldTask, warmUp, INPUT_SHAPE } from '../lib/models.js';
 import { imageToTensor, topK, fetchLabels } from '../lib/image.js';
 import { resolveWeights } from '../lib/weights.js';
@@ -30,6 +33,39 @@ const WARMUP_MS = (parseFloat(q.get('warmup')) || 0) * 1000;
 const overBudget = (t0, done) => done >= Math.min(MIN_RUNS, RUNS) && now() - t0 > BUDGET_MS;
 const VENDOR = '/vendor/@tensorflow/';
 const now = () => performance.now();
+const TIMELINE = q.get('timeline') === 'worker' ? 'worker' : 'page';
+const RESPOND_MS = (parseFloat(q.get('respond')) || 0) * 1000;
+if (TIMELINE === 'worker') self.WEBNN_POLYFILL_CONFIG = { ...(self.WEBNN_POLYFILL_CONFIG || {}), timeline: 'worker' };
+
+// Inferences back to back for `ms`, as a page's camera loop would run them (no yield of
+// its own between them), while requestAnimationFrame counts the frames the page draws.
+// pageThreadMs: the synchronous part of each inference call, the time it holds the page's
+// thread before it awaits its result (polyfill: writeTensor + dispatch + readTensor;
+// TF.js: the input tensor + predict); inferenceMs: call to result.
+async function responsiveness(infer, ms) {
+  await infer();
+  const frames = [];
+  let on = true;
+  const tick = () => { frames.push(now()); if (on) requestAnimationFrame(tick); };
+  await new Promise((resolve) => requestAnimationFrame(() => { tick(); resolve(); }));
+  const held = [];
+  const took = [];
+  const t0 = now();
+  while (now() - t0 < ms) {
+    const a = now();
+    const pending = infer();
+    held.push(now() - a);
+    await pending;
+    took.push(now() - a);
+  }
+  const t1 = now();
+  on = false;
+  const inside = [t0, ...frames.filter((f) => f > t0 && f < t1), t1];
+  let longestGapMs = 0;
+  for (let i = 1; i < inside.length; i++) longestGapMs = Math.max(longestGapMs, inside[i] - inside[i - 1]);
+  return { seconds: (t1 - t0) / 1000, inferences: took.length, pageThreadMs: median(held), inferenceMs: median(took),
+    fps: (inside.length - 2) / ((t1 - t0) / 1000), longestGapMs };
+}
 
 // The biggest ops of the two models (and a GEMM the models do not have), as single-op graphs.
 export const OP_CASES = [
@@ -193,7 +229,7 @@ async function polyfillOps(context, runs) {
 }
 
 async function runPolyfill(input, labels) {
-  const result = { engine: 'polyfill', backend: cfg.fastPaths ? 'fast paths' : 'numpy only', fastPaths: cfg.fastPaths, device: DEVICE };
+  const result = { engine: 'polyfill', backend: cfg.fastPaths ? 'fast paths' : 'numpy only', fastPaths: cfg.fastPaths, device: DEVICE, timeline: TIMELINE };
   if (DEVICE === 'gpu') result.backend = 'gpu device';
   status.show('Starting the polyfill engine…');
   const { start } = await polyfillStart();
@@ -217,10 +253,15 @@ async function runPolyfill(input, labels) {
     };
     if (DEVICE === 'gpu') {
       // Which backend ran the graph (WebGPU, or the cpu fallback and why), and its partitions.
-      const b = webnnPolyfill.engineStats.kernels.backend(c.context);
+      const b = await webnnPolyfill.engineStats.kernels.backend(c.context);  // a promise for a context in the timeline worker
       result.models[id].backend = { webgpu: b.webgpu, adapter: b.adapter, reason: b.reason, partitions: b.partitions, counts: b.counts };
     }
-    if (q.get('profile')) {
+    result.models[id].location = webnnPolyfill.engineStats.kernels.location(c.context);
+    if (RESPOND_MS) {
+      status.show(`${MODELS[id].title}: inferences back to back, counting frames…`);
+      result.models[id].responsive = await responsiveness(() => c.infer(input), RESPOND_MS);
+    }
+    if (q.get('profile') && TIMELINE === 'page') {  // the profile hooks the page's engine
       status.show(`${MODELS[id].title}: per-op profile…`);
       result.profile[id] = await polyfillProfile(c, input, Math.min(RUNS, 5));
     }
@@ -357,9 +398,10 @@ async function runTfjs(input, labels) {
       await infer();
       runsMs.push(now() - t);
     }
+    const responsive = RESPOND_MS ? await responsiveness(infer, RESPOND_MS) : undefined;
     model.dispose();
     result.models[id] = {
-      weightsMs, buildMs, firstMs, ...summary(runsMs), runsMs,
+      weightsMs, buildMs, firstMs, ...summary(runsMs), runsMs, responsive,
       top5: topK(probabilities, labels, 5), probabilities: Array.from(probabilities),
     };
   }

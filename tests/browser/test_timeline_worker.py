@@ -1,0 +1,342 @@
+"""The timeline worker (issue 32, docs/architecture.md "The timeline worker"): with
+WEBNN_POLYFILL_CONFIG.timeline = 'worker', a window's contexts execute in a dedicated
+worker; dispatch() returns before the graph has run, the builder's errors stay as they
+are, results are bit-identical to in-page execution, the timeline keeps its order,
+errors from the worker are the spec's, and the worker ends with its last context.
+
+One page holds both kinds of context: `webnnPolyfill.config.timeline` is read at each
+createContext(), so flipping it to 'page' makes an in-page context to compare with."""
+import pytest
+
+from conftest import CHROMIUM, CHROMIUM_ARGS
+
+WEBGPU_ARGS = ["--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader"]  # as tests/browser/test_webgpu.py
+
+PAGE = "/test-pages/timeline.html"
+
+
+@pytest.fixture(scope="module")
+def tpage(browser, server):
+    context = browser.new_context()
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.goto(server + PAGE)
+    page.evaluate("""async () => {
+      window.makeContext = async (where, options) => {
+        webnnPolyfill.config.timeline = where;
+        try { return await navigator.ml.createContext(options); } finally { webnnPolyfill.config.timeline = 'worker'; }
+      };
+    }""")
+    yield page
+    context.close()
+
+
+def test_contexts_execute_in_the_worker_and_engine_stats_say_where(tpage):
+    r = tpage.evaluate("""async () => {
+      const w = await makeContext('worker');
+      const p = await makeContext('page');
+      const s = webnnPolyfill.engineStats;
+      const out = { worker: s.kernels.location(w), page: s.kernels.location(p), mode: s.timeline.worker,
+                    backend: (await s.kernels.backend(w)).backend || null };
+      w.destroy(); p.destroy();
+      return out;
+    }""")
+    assert r["worker"] == "worker" and r["page"] == "page"
+    assert r["mode"] in ("starting", "ready")
+
+
+# A long graph: 24 chained 256x256 matmuls (tens of ms on the cpu kernels, or more).
+LONG_GRAPH = """
+  const b = new MLGraphBuilder(ctx);
+  const x = b.input('x', {dataType: 'float32', shape: [256, 256]});
+  const w = b.constant({dataType: 'float32', shape: [256, 256]}, new Float32Array(65536).fill(1 / 256));
+  let y = x;
+  for (let i = 0; i < 24; i++) y = b.matmul(y, w);
+  const g = await b.build({y});
+  const xt = await ctx.createTensor({dataType: 'float32', shape: [256, 256], writable: true});
+  const yt = await ctx.createTensor({dataType: 'float32', shape: [256, 256], readable: true});
+  ctx.writeTensor(xt, new Float32Array(65536).fill(1));
+"""
+
+
+def test_dispatch_returns_before_the_graph_has_run(tpage):
+    r = tpage.evaluate("""async () => {
+      const ctx = await makeContext('worker');
+      """ + LONG_GRAPH + """
+      ctx.dispatch(g, {x: xt}, {y: yt});  // warm-up (the worker's first dispatch)
+      await ctx.readTensor(yt);
+      const epoch = () => performance.timeOrigin + performance.now();
+      const called = epoch();
+      ctx.dispatch(g, {x: xt}, {y: yt});
+      const returned = epoch();
+      const out = new Float32Array(await ctx.readTensor(yt));
+      const times = await webnnPolyfill.engineStats.timeline.dispatchTimes();
+      const [start, end] = times[times.length - 1];
+      ctx.destroy();
+      return {called, returned, start, end, first: out[0]};
+    }""")
+    assert r["first"] == 1.0
+    run = r["end"] - r["start"]
+    assert run > 5, r  # the worker really ran a long graph
+    assert r["returned"] < r["end"], r  # dispatch() returned before the graph had finished
+    assert r["returned"] - r["called"] < run / 4, r
+
+
+BAD_BUILDER_CALLS = """
+  const calls = [
+    () => b.input('x', {dataType: 'float32', shape: [2, -1]}),
+    () => b.add(b.input('a', {dataType: 'float32', shape: [2, 3]}), b.input('c', {dataType: 'float32', shape: [4, 3]}), {label: 'myAdd'}),
+    () => b.conv2d(b.input('i', {dataType: 'float32', shape: [1, 1, 4, 4]}), b.input('f', {dataType: 'int32', shape: [1, 1, 2, 2]})),
+    () => b.constant({dataType: 'float32', shape: [3]}, new Float32Array(2)),
+    () => b.reshape(b.input('r', {dataType: 'float32', shape: [6]}), [4], {label: 'shapeLabel'}),
+    () => b.softmax(b.input('s', {dataType: 'float32', shape: [2, 3]}), 5),
+  ];
+  const errors = [];
+  for (const call of calls) {
+    try { call(); errors.push(null); } catch (e) { errors.push([e.constructor.name, e.name, e.message]); }
+  }
+"""
+
+
+def test_the_builders_errors_are_unchanged(tpage):
+    r = tpage.evaluate("""async () => {
+      const out = {};
+      for (const where of ['page', 'worker']) {
+        const ctx = await makeContext(where);
+        const b = new MLGraphBuilder(ctx);
+        """ + BAD_BUILDER_CALLS + """
+        out[where] = errors;
+        ctx.destroy();
+      }
+      return out;
+    }""")
+    assert r["worker"] == r["page"]
+    assert all(e is not None and e[0] == "TypeError" for e in r["page"]), r["page"]
+    assert "myAdd" in r["page"][1][2] and "shapeLabel" in r["page"][4][2]
+
+
+def test_results_are_bit_identical_to_in_page_execution(tpage):
+    r = tpage.evaluate("""async () => {
+      let seed = 7;
+      const rand = (n) => Float32Array.from({length: n}, () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) * 2 - 1);
+      const input = rand(1 * 8 * 16 * 16), filter = rand(16 * 8 * 3 * 3), bias = rand(16), w2 = rand(16 * 10);
+      const run = async (where) => {
+        const ctx = await makeContext(where);
+        const b = new MLGraphBuilder(ctx);
+        const x = b.input('x', {dataType: 'float32', shape: [1, 8, 16, 16]});
+        let y = b.conv2d(x, b.constant({dataType: 'float32', shape: [16, 8, 3, 3]}, filter),
+                         {padding: [1, 1, 1, 1], bias: b.constant({dataType: 'float32', shape: [16]}, bias)});
+        y = b.relu(y);
+        y = b.averagePool2d(y, {windowDimensions: [16, 16]});
+        y = b.reshape(y, [1, 16]);
+        y = b.softmax(b.matmul(y, b.constant({dataType: 'float32', shape: [16, 10]}, w2)), 1);
+        const g = await b.build({y});
+        const xt = await ctx.createTensor({dataType: 'float32', shape: [1, 8, 16, 16], writable: true});
+        const yt = await ctx.createTensor({dataType: 'float32', shape: [1, 10], readable: true});
+        ctx.writeTensor(xt, input);
+        ctx.dispatch(g, {x: xt}, {y: yt});
+        const bytes = Array.from(new Uint8Array(await ctx.readTensor(yt)));
+        const computed = await ctx.compute(g, {x: input.slice()}, {y: new Float32Array(10)});
+        ctx.destroy();
+        return {bytes, computed: Array.from(new Uint8Array(computed.outputs.y.buffer))};
+      };
+      return {page: await run('page'), worker: await run('worker')};
+    }""")
+    assert r["worker"]["bytes"] == r["page"]["bytes"]
+    assert r["worker"]["computed"] == r["page"]["bytes"]
+    assert r["page"]["computed"] == r["page"]["bytes"]
+
+
+def test_the_timeline_keeps_its_order(tpage):
+    r = tpage.evaluate("""async () => {
+      const run = async (where) => {
+        const ctx = await makeContext(where);
+        const order = [];
+        const b = new MLGraphBuilder(ctx);
+        const x = b.input('x', {dataType: 'float32', shape: [2]});
+        const g = await b.build({y: b.mul(x, b.constant({dataType: 'float32', shape: [2]}, new Float32Array([10, 100])))});
+        const a = await ctx.createTensor({dataType: 'float32', shape: [2], writable: true, readable: true});
+        const y = await ctx.createTensor({dataType: 'float32', shape: [2], readable: true});
+        const z = await ctx.createTensor({dataType: 'float32', shape: [2], readable: true});
+        const src = new Float32Array([1, 2]);
+        ctx.writeTensor(a, src);
+        src[0] = 99;  // writeTensor copied the bytes at the call
+        ctx.dispatch(g, {x: a}, {y});
+        const r1 = ctx.readTensor(y).then((v) => { order.push('r1'); return Array.from(new Float32Array(v)); });
+        ctx.writeTensor(a, new Float32Array([3, 4]));
+        const ra = ctx.readTensor(a).then((v) => { order.push('ra'); return Array.from(new Float32Array(v)); });
+        ctx.dispatch(g, {x: a}, {y: z});
+        const into = new Float32Array(2);
+        const r2 = ctx.readTensor(z, into).then(() => { order.push('r2'); return Array.from(into); },
+          (e) => { order.push('r2'); return e.name; });
+        const t3 = ctx.createTensor({dataType: 'float32', shape: [2], readable: true}).then((t) => { order.push('create'); return t; });
+        const r3 = ctx.readTensor(z).then(() => 'resolved', (e) => { order.push('r3'); return e.name; });
+        z.destroy();  // destroyed before its reads completed: they reject
+        let afterDestroy = null;
+        try { ctx.dispatch(g, {x: a}, {y: z}); } catch (e) { afterDestroy = e.name; }
+        const values = await Promise.all([r1, ra, r2, t3, r3]);
+        ctx.dispatch(g, {x: a}, {y});
+        a.destroy();  // after the dispatch that reads it: the dispatch saw its contents
+        const again = Array.from(new Float32Array(await ctx.readTensor(y)));
+        const fresh = Array.from(new Float32Array(await ctx.readTensor(values[3])));
+        ctx.destroy();
+        return {values: values.slice(0, 3), r3: values[4], order, afterDestroy, fresh, again};
+      };
+      return {page: await run('page'), worker: await run('worker')};
+    }""")
+    w = r["worker"]
+    assert w["values"] == [[10, 200], [3, 4], "InvalidStateError"]
+    assert w["r3"] == "InvalidStateError"
+    assert w["order"] == ["r1", "ra", "r2", "create", "r3"]
+    assert w["afterDestroy"] == "TypeError"
+    assert w["fresh"] == [0, 0] and w["again"] == [30, 400]
+    assert w == r["page"]
+
+
+def test_errors_from_the_worker_are_the_specs(tpage):
+    # Tensors of 2 GiB - 4 bytes pass every check (maxTensorByteLength), so the page's
+    # shadow accepts them; the worker's 32-bit engine cannot hold two: its failure
+    # reaches createTensor() as the spec's UnknownError, without Python's text. The
+    # worker ends with the context, and its memory with it.
+    r = tpage.evaluate("""async () => {
+      const ctx = await makeContext('worker');
+      const made = [];
+      let error = null;
+      for (let i = 0; i < 3 && !error; i++) {
+        try {
+          made.push(await ctx.createTensor({dataType: 'float32', shape: [536870911], readable: true}));
+        } catch (e) {
+          error = [e.constructor.name, e.name, e.message];
+        }
+      }
+      ctx.destroy();
+      return {error, made: made.length, worker: webnnPolyfill.engineStats.timeline.worker};
+    }""")
+    assert r["error"] is not None, r
+    kind, name, message = r["error"]
+    assert (kind, name) == ("DOMException", "UnknownError"), r
+    assert message.startswith("createTensor:"), message
+    assert "Traceback" not in message and 'File "' not in message and "MemoryError" not in message
+    assert r["worker"] == "terminated"
+
+
+def test_the_worker_ends_with_its_last_context(tpage):
+    r = tpage.evaluate("""async () => {
+      const s = webnnPolyfill.engineStats.timeline;
+      const started = s.workersStarted;
+      const a = await makeContext('worker');
+      const c = await makeContext('worker');
+      const t = await a.createTensor({dataType: 'float32', shape: [4], readable: true});
+      a.destroy();
+      const afterOne = {worker: s.worker, contexts: s.contexts};
+      const pending = c.createTensor({dataType: 'float32', shape: [4], readable: true}).then(() => 'ok');
+      await pending;
+      c.destroy();
+      const lost = await c.lost;
+      const afterAll = {worker: s.worker, contexts: s.contexts};
+      // A new context starts a new worker (from the page's runtime again).
+      const d = await makeContext('worker');
+      const dt = await d.createTensor({dataType: 'float32', shape: [2], writable: true, readable: true});
+      d.writeTensor(dt, new Float32Array([5, 6]));
+      const back = Array.from(new Float32Array(await d.readTensor(dt)));
+      d.destroy();
+      return {afterOne, afterAll, lost: lost.message, workers: s.workersStarted - started, back};
+    }""")
+    assert r["afterOne"]["contexts"] == 1 and r["afterOne"]["worker"] in ("starting", "ready")
+    assert r["afterAll"] == {"worker": "terminated", "contexts": 0}
+    assert r["back"] == [5, 6]
+    assert r["workers"] >= 1
+
+
+def test_no_page_errors(tpage):
+    assert tpage.errors == []
+
+
+def test_gpu_contexts_run_on_webgpu_in_the_worker(browser, server, playwright):
+    """A gpu context in the worker runs on the worker's own WebGPU device (SwiftShader
+    here) with the results of an in-page gpu context; createContext(gpuDevice) stays in
+    the page, where that device lives."""
+
+    gpu_browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS + WEBGPU_ARGS)
+    try:
+        page = gpu_browser.new_page()
+        page.goto(server + PAGE)
+        r = page.evaluate("""async () => {
+          if (!navigator.gpu || !(await navigator.gpu.requestAdapter())) return {skip: 'no WebGPU adapter in this Chromium'};
+          const run = async (where, device) => {
+            webnnPolyfill.config.timeline = where;
+            const ctx = await navigator.ml.createContext(device || {deviceType: 'gpu'});
+            webnnPolyfill.config.timeline = 'worker';
+            const b = new MLGraphBuilder(ctx);
+            const x = b.input('x', {dataType: 'float32', shape: [2, 8]});
+            const w = b.constant({dataType: 'float32', shape: [8, 3]}, Float32Array.from({length: 24}, (_, i) => (i % 7) / 7 - 0.4));
+            const g = await b.build({y: b.sigmoid(b.matmul(x, w))});
+            const xt = await ctx.createTensor({dataType: 'float32', shape: [2, 8], writable: true});
+            const yt = await ctx.createTensor({dataType: 'float32', shape: [2, 3], readable: true});
+            ctx.writeTensor(xt, Float32Array.from({length: 16}, (_, i) => i / 8 - 1));
+            ctx.dispatch(g, {x: xt}, {y: yt});
+            const bytes = Array.from(new Uint8Array(await ctx.readTensor(yt)));
+            const backend = await webnnPolyfill.engineStats.kernels.backend(ctx);
+            const out = {bytes, location: webnnPolyfill.engineStats.kernels.location(ctx), webgpu: !!backend.webgpu,
+                         accelerated: ctx.accelerated};
+            ctx.destroy();
+            return out;
+          };
+          const device = await (await navigator.gpu.requestAdapter()).requestDevice();
+          return {worker: await run('worker'), page: await run('page'), own: await run('worker', device)};
+        }""")
+    finally:
+        gpu_browser.close()
+    if r.get("skip"):
+        pytest.skip(r["skip"])
+    assert r["worker"]["location"] == "worker" and r["worker"]["webgpu"] and r["worker"]["accelerated"]
+    assert r["page"]["location"] == "page" and r["page"]["webgpu"]
+    assert r["own"]["location"] == "page" and r["own"]["webgpu"]
+    assert r["worker"]["bytes"] == r["page"]["bytes"] == r["own"]["bytes"]
+
+
+def test_the_worker_starts_from_the_pages_runtime_and_the_page_keeps_no_constants(tpage):
+    r = tpage.evaluate("""async () => {
+      const ctx = await makeContext('worker');
+      const b = new MLGraphBuilder(ctx);
+      const x = b.input('x', {dataType: 'float32', shape: [64, 64]});
+      const g = await b.build({y: b.matmul(x, b.constant({dataType: 'float32', shape: [64, 64]}, new Float32Array(4096).fill(0.5)))});
+      const s = webnnPolyfill.engineStats.timeline;
+      for (let i = 0; i < 600 && s.worker !== 'ready'; i++) await new Promise((r) => setTimeout(r, 100));
+      // The page's engine: its shadow graphs hold no constant values once built.
+      const kept = webnnPolyfill.pyodide().runPython(`
+from webnn_core import bridge
+from webnn_core.graph import Graph
+kept = 0
+for obj in list(bridge._objects.values()):
+    if isinstance(obj, Graph) and obj.context.shadow:
+        for node in obj.nodes:
+            kept += sum(1 for o in node.inputs if o is not None and o.kind == 'constant' and o.value is not None)
+kept`);
+      const out = {worker: s.worker, snapshot: s.workerStats && s.workerStats.snapshot, kept, pageThreads: webnnPolyfill.engineStats.threads.reason};
+      g.destroy();
+      ctx.destroy();
+      return out;
+    }""")
+    assert r["worker"] == "ready"
+    assert r["snapshot"] == "from the page"  # restored from the snapshot the page fetched, not fetched again
+    assert r["kept"] == 0
+    assert "timeline worker" in r["pageThreads"]
+
+
+def test_workers_keep_executing_in_thread(tpage):
+    """A dedicated worker is not a page's main thread: its contexts execute in it, and
+    engineStats says so and why, even with timeline: 'worker'."""
+    r = tpage.evaluate("""async () => {
+      const script = new URL('/dist/webnn-polyfill.js', location.href).href;
+      const source = `self.WEBNN_POLYFILL_CONFIG = {timeline: 'worker'}; importScripts(${JSON.stringify(script)});
+        navigator.ml.createContext().then((ctx) => postMessage({location: webnnPolyfill.engineStats.kernels.location(ctx),
+          reason: webnnPolyfill.engineStats.timeline.reason}), (e) => postMessage({error: String(e)}));`;
+      const w = new Worker(URL.createObjectURL(new Blob([source], {type: 'text/javascript'})));
+      const answer = await new Promise((resolve) => { w.onmessage = (e) => resolve(e.data); w.onerror = (e) => resolve({error: e.message}); });
+      w.terminate();
+      return answer;
+    }""")
+    assert r.get("location") == "page", r
+    assert "main thread" in r["reason"]
