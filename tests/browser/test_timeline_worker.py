@@ -47,16 +47,18 @@ def test_contexts_execute_in_the_worker_and_engine_stats_say_where(tpage):
 
 
 # A long graph: 24 chained 256x256 matmuls (tens of ms on the cpu kernels, or more).
+# Long enough (~0.1-0.3 s here) that the page's own dispatch() cost, a few ms that a
+# garbage collection can stretch to ~10, stays a small fraction of the run.
 LONG_GRAPH = """
   const b = new MLGraphBuilder(ctx);
-  const x = b.input('x', {dataType: 'float32', shape: [256, 256]});
-  const w = b.constant({dataType: 'float32', shape: [256, 256]}, new Float32Array(65536).fill(1 / 256));
+  const x = b.input('x', {dataType: 'float32', shape: [512, 512]});
+  const w = b.constant({dataType: 'float32', shape: [512, 512]}, new Float32Array(262144).fill(1 / 512));
   let y = x;
   for (let i = 0; i < 24; i++) y = b.matmul(y, w);
   const g = await b.build({y});
-  const xt = await ctx.createTensor({dataType: 'float32', shape: [256, 256], writable: true});
-  const yt = await ctx.createTensor({dataType: 'float32', shape: [256, 256], readable: true});
-  ctx.writeTensor(xt, new Float32Array(65536).fill(1));
+  const xt = await ctx.createTensor({dataType: 'float32', shape: [512, 512], writable: true});
+  const yt = await ctx.createTensor({dataType: 'float32', shape: [512, 512], readable: true});
+  ctx.writeTensor(xt, new Float32Array(262144).fill(1));
 """
 
 
