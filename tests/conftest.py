@@ -71,6 +71,17 @@ def server():
     srv.shutdown()
 
 
+@pytest.fixture(scope="module")
+def fuzz_server():
+    """The fuzz page (tests/fuzz/) served with the polyfill: the fuzz smoke test and the
+    differential test's browser slice."""
+    import serve
+
+    srv = serve.start(mounts={**serve.default_mounts(), "/fuzz/": ROOT / "tests" / "fuzz"})
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+
+
 @pytest.fixture(scope="session")
 def playwright():
     reason = browser_unavailable()

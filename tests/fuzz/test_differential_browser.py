@@ -16,15 +16,6 @@ SEED = 20261128
 GRAPHS = 12
 
 
-@pytest.fixture(scope="module")
-def fuzz_server():
-    import serve
-
-    srv = serve.start(mounts={**serve.default_mounts(), "/fuzz/": ROOT / "tests" / "fuzz"})
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-
-
 def test_client_nets_agree_across_page_configurations(browser, fuzz_server):
     sys.path.insert(0, str(ROOT / "tests" / "fuzz"))
     import differential

@@ -10,15 +10,6 @@ SMOKE_SECONDS = 50
 SMOKE_SEED = 20261125
 
 
-@pytest.fixture(scope="module")
-def fuzz_server():
-    import serve
-
-    srv = serve.start(mounts={**serve.default_mounts(), "/fuzz/": ROOT / "tests" / "fuzz"})
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-
-
 def test_fuzz_smoke(page, fuzz_server):
     import sys
 
