@@ -41,7 +41,7 @@ json.dumps(out)
 """
 
 
-def run_start(context, server, config=None, squeezenet=False, wait=0, dist_url=None):
+def run_start(context, server, config=None, squeezenet=False, wait=0):
     """One start in a new page of `context`; returns what startup.html saw."""
     query = {"config": json.dumps(config or {}), "battery": BATTERY}
     if squeezenet:
