@@ -11,7 +11,7 @@ load the runtime.
 
 Compression as a CDN does it (tools/precompress.py): a file with precompressed
 copies beside it (dist/NAME.zst, .br, .gz, written by tools/build.py) is sent as the
-copy the request's Accept-Encoding prefers (zstd, then brotli, then gzip), with
+smallest copy the request's Accept-Encoding accepts (brotli or zstd, else gzip), with
 Content-Encoding and `Vary: Accept-Encoding`; other text, script, JSON and wasm files
 (web/, TF.js and ONNX Runtime Web for the benchmarks) are compressed on the fly: at a
 fast level at first, at the build's levels once those are made (in the background, cached
@@ -151,12 +151,15 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         accept = self.headers.get("Accept-Encoding")
         sibs = precompress.siblings(path)
         if sibs:
-            encoding = precompress.negotiate(accept, tuple(sibs))
+            sizes = {coding: sib.stat().st_size for coding, sib in sibs.items()}
+            encoding = precompress.negotiate(accept, tuple(sibs), sizes)
             return encoding, sibs[encoding] if encoding else path, True
         st = path.stat()
         if st.st_size < MIN_COMPRESS or not ctype.startswith(precompress.COMPRESSIBLE_TYPES):
             return None, path, False
-        encoding = precompress.negotiate(accept)
+        # The build-level copies made so far (as a CDN's cache fills) say which is smallest.
+        made = {coding: _best(str(path), st.st_mtime, st.st_size, coding) for coding in precompress.PREFERENCE}
+        encoding = precompress.negotiate(accept, sizes={c: len(b) for c, b in made.items() if b is not None})
         if not encoding:
             return None, path, True
         try:
