@@ -358,8 +358,8 @@ def run_network(base: str, args, progress: Progress) -> dict:
 
 def network_table(network: dict) -> str:
     out = ["### First and later visits over a network: script inserted → ready\n",
-           "Served by `tools/serve.py` as a CDN serves: precompressed zstd / brotli / gzip by Accept-Encoding "
-           "(Chromium takes zstd). Chromium's network emulation (`Network.emulateNetworkConditions`); "
+           "Served by `tools/serve.py` as a CDN serves: precompressed zstd / brotli / gzip by Accept-Encoding, "
+           "the smallest copy the browser accepts (Chromium: brotli for the polyfill's large files). Chromium's network emulation (`Network.emulateNetworkConditions`); "
            "cold = a new browser profile, warm = the same page again in that profile (the polyfill restores its "
            "engine snapshot from Cache Storage). Bytes on the wire: Chromium's `encodedDataLength` of the engine's "
            "requests (its folder on the server: `/dist/`, `/ort/`, `/vendor/`), headers included. Engines "
