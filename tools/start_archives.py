@@ -374,7 +374,7 @@ if __name__ == "__main__":
         for key in ("stdlib", "site"):
             size = (Path(tmp) / info[key]).stat().st_size
             print(key, info[key], size, file=sys.stderr)
-        print(json.dumps({k: (v if isinstance(v, str) else len(v)) for k, v in info.items()}))
+        print(json.dumps({k: (len(v) if isinstance(v, list) else v) for k, v in info.items()}))
         if "-v" in sys.argv:
             with zipfile.ZipFile(Path(tmp) / info["stdlib"]) as z:
                 print(sorted({module_name(n) for n in z.namelist()} - {None}))
