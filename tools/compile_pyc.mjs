@@ -35,39 +35,46 @@ const pyodide = await loadPyodide({
   env: { PYTHONNODEBUGRANGES: '1' },
   stdout: (s) => process.stderr.write(s + '\n'),  // stdout carries the report only
 });
+// The start, as js/src/startup.js makes it: site-packages' files written from JS, then the
+// imports, before this script's own Python imports anything (what it imports would
+// otherwise count as the start's).
+const SITE_PACKAGES = '/lib/python3.12/site-packages';
+const { storedZipMembers } = await import(new URL('../js/src/stored_zip.js', import.meta.url));
+for (const [name, bytes] of storedZipMembers(new Uint8Array(fs.readFileSync(siteZip)))) {
+  const full = `${SITE_PACKAGES}/${name}`;
+  pyodide.FS.mkdirTree(full.slice(0, full.lastIndexOf('/')));
+  pyodide.FS.writeFile(full, bytes);
+}
 pyodide.FS.writeFile('/tmp/site-start.zip', fs.readFileSync(siteZip));
-pyodide.globals.set('START_MODULES', JSON.parse(fs.readFileSync(modulesJson, 'utf8')));
+const modules = JSON.parse(fs.readFileSync(modulesJson, 'utf8'));
 let report;
 try {
-  report = pyodide.runPython(`
-import importlib, importlib.util, json, sys, zipfile
-from importlib._bootstrap_external import _code_to_hash_pyc
-
-SITE = next(p for p in sys.path if p.endswith("/site-packages"))
-STDLIB = next(p for p in sys.path if p.endswith(".zip"))
-with zipfile.ZipFile("/tmp/site-start.zip") as z:
-    z.extractall(SITE)
-sys.path_importer_cache.clear()  # (importlib.invalidate_caches() would import importlib.metadata)
-for name in START_MODULES.to_py():
+  pyodide.runPython(`import importlib, sys
+for name in ${JSON.stringify(modules)}:
     try:
         importlib.import_module(name)
     except ImportError:
         pass
+_started = sorted((name, getattr(getattr(module, "__spec__", None), "origin", None) or "")
+                  for name, module in list(sys.modules.items()))`);
+  report = pyodide.runPython(`
+import importlib.util, json, sys, zipfile
+from importlib._bootstrap_external import _code_to_hash_pyc
+
+if "numpy" not in dict(_started):
+    raise SystemExit("compile_pyc: the start did not import numpy")
+SITE = "${SITE_PACKAGES}"
+STDLIB = next(p for p in sys.path if p.endswith(".zip"))
 
 # Column positions off (PYTHONNODEBUGRANGES) or the files are a quarter larger.
 if any(col is not None for _, _, col, _ in compile("x = 1", "<check>", "exec").co_positions()):
     raise SystemExit("compile_pyc: PYTHONNODEBUGRANGES did not take effect")
 
-def origin(module):
-    spec = getattr(module, "__spec__", None)
-    return getattr(spec, "origin", None) or ""
-
 compiled = set()
 with zipfile.ZipFile(STDLIB) as zstd, zipfile.ZipFile("/tmp/site-start.zip") as zsite, \\
         zipfile.ZipFile("/tmp/out.zip", "w", zipfile.ZIP_STORED) as zout:
     archives = {"stdlib": (zstd, STDLIB + "/"), "site": (zsite, SITE + "/")}
-    for name, module in sorted(sys.modules.items()):
-        where = origin(module)
+    for name, where in _started:
         for key, (z, prefix) in archives.items():
             if where.startswith(prefix) and where.endswith(".py"):
                 member = where[len(prefix):]

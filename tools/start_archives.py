@@ -183,7 +183,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PYC_CACHE = ROOT / ".cache" / "pyc"
 COMPILE_PYC = Path(__file__).resolve().parent / "compile_pyc.mjs"
 STARTUP_JS = ROOT / "js" / "src" / "startup.js"
-# CPython 3.12's importlib.util.MAGIC_NUMBER (3531, Python/import.c): every .pyc must carry
+# CPython 3.12's importlib.util.MAGIC_NUMBER (3531, Lib/importlib/_bootstrap_external.py): every .pyc must carry
 # it, and the runtime must report it. Another Pyodide (another Python) fails the build here
 # until this and SO_SUFFIX are updated together.
 PYC_MAGIC = bytes.fromhex("cb0d0d0a")
