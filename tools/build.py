@@ -177,7 +177,10 @@ def add_start_archives(manifest: dict, runtime_dir: Path, wheel: str) -> None:
     needed = [runtime_dir / "python_stdlib.zip", runtime_dir / (numpy or "-"), DIST / wheel]
     if not all(p.is_file() for p in needed):
         return
-    info = start_archives.build(DIST, *needed, sorted(runtime_dir.glob("lark-*.whl")))
+    try:
+        info = start_archives.build(DIST, *needed, sorted(runtime_dir.glob("lark-*.whl")), runtime_dir=runtime_dir)
+    except start_archives.CompileError as e:  # no silent source-only archives
+        raise BuildError(f"the first-visit archives' bytecode: {e}") from e
     for name in (info["stdlib"], info["site"]):
         manifest["files"][name] = file_entry(DIST / name)
     manifest["start"] = {

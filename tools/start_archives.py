@@ -18,7 +18,15 @@ those two verified files and the core wheel:
 
 Both are stored uncompressed (ZIP_STORED): a server's brotli/zstd/gzip of the whole
 archive is 20-40 % smaller than the per-file deflate inside a wheel, and unpacking
-is slicing. Anything outside them is fetched on demand from the full files, which
+is slicing. The modules a start imports are there as bytecode, sourceless
+`name.pyc` in place of `name.py` (zipimport and site-packages' FileFinder load those
+as they are): Pyodide's stdlib and the wheels ship source only, and compiling it was
+~1.4 s of a start's CPU. The bytecode is made by Pyodide itself under Node
+(tools/compile_pyc.mjs: CPython 3.12 of the verified runtime, which imports what a
+start imports and compiles exactly those), cached in .cache/pyc/ by the hash of its
+inputs; the other modules (lazy paths: importers, tools) stay source, which is
+smaller on the wire than bytecode (docs/performance.md, "Bytecode in the
+first-visit archives"). Anything outside them is fetched on demand from the full files, which
 stay in dist/ (py/webnn_core/ondemand.py; the module names it covers are returned
 here and baked into the script).
 """
@@ -27,7 +35,11 @@ from __future__ import annotations
 import ast
 import hashlib
 import io
+import json
 import re
+import shutil
+import subprocess
+import tempfile
 import zipfile
 from pathlib import Path, PurePosixPath
 
@@ -62,11 +74,13 @@ SO_SUFFIX = ".cpython-312-wasm32-emscripten.so"
 
 
 def module_name(path: str) -> str | None:
-    """'a/b/c.py' -> 'a.b.c', 'a/b/__init__.py' -> 'a.b', extension modules alike."""
+    """'a/b/c.py' -> 'a.b.c', 'a/b/__init__.py' -> 'a.b', bytecode (.pyc) and extension modules alike."""
     if path.endswith(SO_SUFFIX):
         path = path[: -len(SO_SUFFIX)]
     elif path.endswith(".py"):
         path = path[:-3]
+    elif path.endswith(".pyc"):
+        path = path[:-4]
     else:
         return None
     parts = path.split("/")
@@ -165,6 +179,114 @@ def closure(trees: list[Tree], roots: set[str], deep_prefixes: tuple = (), exclu
     return found
 
 
+ROOT = Path(__file__).resolve().parent.parent
+PYC_CACHE = ROOT / ".cache" / "pyc"
+COMPILE_PYC = Path(__file__).resolve().parent / "compile_pyc.mjs"
+STARTUP_JS = ROOT / "js" / "src" / "startup.js"
+# CPython 3.12's importlib.util.MAGIC_NUMBER (3531, Lib/importlib/_bootstrap_external.py): every .pyc must carry
+# it, and the runtime must report it. Another Pyodide (another Python) fails the build here
+# until this and SO_SUFFIX are updated together.
+PYC_MAGIC = bytes.fromhex("cb0d0d0a")
+PYC_VERSION = (3, 12)
+PYC_FLAGS = 0b01  # PEP 552: hash-based, never checked against a source (there is none)
+
+
+class CompileError(RuntimeError):
+    pass
+
+
+def start_modules(startup_js: Path = STARTUP_JS) -> list[str]:
+    """What a start imports by name (js/src/startup.js ENGINE_MODULES and WARM_MODULES), the
+    finder it installs first and what its connect() imports."""
+    text = startup_js.read_text()
+    names = []
+    for const in ("ENGINE_MODULES", "WARM_MODULES"):
+        m = re.search(rf"const {const} = \[(.*?)\];", text, re.S)
+        if not m:
+            raise CompileError(f"no `const {const} = [...]` in {startup_js}: tools/start_archives.py reads the "
+                               "modules a start imports from it")
+        names += re.findall(r"'([\w.]+)'", m.group(1))
+    return ["webnn_core.ondemand", "json", *names]
+
+
+def _runtime_key(runtime_dir: Path) -> str:
+    h = hashlib.sha256()
+    for name in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm"):
+        h.update(hashlib.sha256((runtime_dir / name).read_bytes()).digest())
+    return h.hexdigest()
+
+
+def check_pyc(name: str, data: bytes, source: bytes | None = None) -> None:
+    """A .pyc the runtime loads: CPython 3.12's magic, an unchecked hash-based header and
+    (given the source) its hash, the SipHash-1-3 that CPython keys with the magic."""
+    import _imp
+
+    if data[:4] != PYC_MAGIC:
+        raise CompileError(f"{name}: magic {data[:4].hex()}, not CPython {PYC_VERSION[0]}.{PYC_VERSION[1]}'s "
+                           f"{PYC_MAGIC.hex()}")
+    if int.from_bytes(data[4:8], "little") != PYC_FLAGS:
+        raise CompileError(f"{name}: pyc flags {data[4:8].hex()}, not an unchecked hash-based pyc")
+    if source is not None and hasattr(_imp, "source_hash"):
+        want = _imp.source_hash(int.from_bytes(PYC_MAGIC, "little"), source)
+        if data[8:16] != want:
+            raise CompileError(f"{name}: the pyc's source hash is not its source's")
+
+
+def compile_start(runtime_dir: Path, std_zip: bytes, site_zip: bytes, modules: list[str]) -> dict:
+    """{("stdlib" | "site", member.py): .pyc bytes} for every module of the two (source)
+    archives that a start imports, made by tools/compile_pyc.mjs in Pyodide under Node;
+    cached in .cache/pyc/ by the hash of everything it depends on."""
+    key = hashlib.sha256()
+    for part in (COMPILE_PYC.read_bytes(), _runtime_key(runtime_dir).encode(), std_zip, site_zip,
+                 json.dumps(modules).encode()):
+        key.update(hashlib.sha256(part).digest())
+    cached = PYC_CACHE / f"{key.hexdigest()[:32]}.zip"
+    if not cached.is_file():
+        node = shutil.which("node")
+        if node is None:
+            raise CompileError("node is not on PATH: the first-visit archives' bytecode is compiled by Pyodide "
+                               "under Node (tools/compile_pyc.mjs; ./dev setup needs Node 18+ for npm anyway)")
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            (tmp / "std.zip").write_bytes(std_zip)
+            (tmp / "site.zip").write_bytes(site_zip)
+            (tmp / "modules.json").write_text(json.dumps(modules))
+            proc = subprocess.run([node, str(COMPILE_PYC), str(runtime_dir), str(tmp / "std.zip"), str(tmp / "site.zip"),
+                                   str(tmp / "modules.json"), str(tmp / "out.zip")], capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise CompileError(f"tools/compile_pyc.mjs failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+            try:
+                report = json.loads(proc.stdout.strip().splitlines()[-1])
+            except (ValueError, IndexError):
+                raise CompileError(f"tools/compile_pyc.mjs printed no report:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+            if (tuple(report["version"][:2]) != PYC_VERSION or report["implementation"] != "cpython"
+                    or report["magic"] != PYC_MAGIC.hex() or report["cacheTag"] != "cpython-312"):
+                raise CompileError(f"the runtime's Python is not the one these archives are built for "
+                                   f"(CPython {PYC_VERSION}, magic {PYC_MAGIC.hex()}): {report}")
+            if not report["compiled"]:
+                raise CompileError("tools/compile_pyc.mjs compiled nothing: the start it ran imported no module "
+                                   "of the archives")
+            PYC_CACHE.mkdir(parents=True, exist_ok=True)
+            for old in PYC_CACHE.glob("*.zip"):
+                old.unlink()
+            shutil.copyfile(tmp / "out.zip", cached)
+    out = {}
+    with zipfile.ZipFile(cached) as z, zipfile.ZipFile(io.BytesIO(std_zip)) as zs, \
+            zipfile.ZipFile(io.BytesIO(site_zip)) as zp:
+        for name in z.namelist():
+            where, member = name.split("/", 1)
+            source = member[:-1]
+            data = z.read(name)
+            check_pyc(name, data, (zs if where == "stdlib" else zp).read(source))
+            out[(where, source)] = data
+    return out
+
+
+def with_bytecode(members: list[tuple[str, bytes]], pyc: dict, where: str) -> list[tuple[str, bytes]]:
+    """`members` with each compiled module's `.py` replaced by its `.pyc`."""
+    return [(n + "c", pyc[where, n]) if (where, n) in pyc else (n, d) for n, d in members]
+
+
 def _stored_zip(members: list[tuple[str, bytes]]) -> bytes:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
@@ -186,8 +308,10 @@ def _write(dest: Path, stem: str, data: bytes) -> str:
     return name
 
 
-def build(dest: Path, stdlib_zip: Path, numpy_wheel: Path, core_wheel: Path, extra_wheels: list[Path]) -> dict:
-    """Write both archives into `dest`; returns their names and what each leaves to on demand."""
+def build(dest: Path, stdlib_zip: Path, numpy_wheel: Path, core_wheel: Path, extra_wheels: list[Path],
+          runtime_dir: Path | None = None) -> dict:
+    """Write both archives into `dest`; returns their names and what each leaves to on demand.
+    `runtime_dir`: the verified Pyodide that compiles the bytecode (default: stdlib_zip's folder)."""
     with zipfile.ZipFile(stdlib_zip) as sz, zipfile.ZipFile(numpy_wheel) as nz, zipfile.ZipFile(core_wheel) as cz:
         std, npy, core = Tree(sz), Tree(nz), Tree(cz)
         extras = [Tree(zipfile.ZipFile(w)) for w in extra_wheels]
@@ -214,19 +338,22 @@ def build(dest: Path, stdlib_zip: Path, numpy_wheel: Path, core_wheel: Path, ext
             top_pkg = module_name(n.rsplit("/", 1)[0] + "/__init__.py") if "/" in n else None
             if n in std_keep or (not n.endswith(".py") and top_pkg in std_mods):
                 std_members.append((n, sz.read(info)))
-        std_name = _write(dest, "python_stdlib-start", _stored_zip(std_members))
-
         npy_keep = {npy.files[m] for m in numpy_mods if m in npy.files}
         site_members = [(n, nz.read(n)) for n in sorted(npy_keep) if not NOT_RUNTIME.search(n)]
         site_members += [(i.filename, cz.read(i)) for i in cz.infolist()
                          if not i.filename.endswith("/") and ".dist-info/" not in i.filename]
-        site_name = _write(dest, "webnn-site-start", _stored_zip(site_members))
+        # The modules a start imports as bytecode, compiled by the runtime's own Python.
+        std_source, site_source = _stored_zip(std_members), _stored_zip(site_members)
+        pyc = compile_start(runtime_dir or stdlib_zip.parent, std_source, site_source, start_modules())
+        std_name = _write(dest, "python_stdlib-start", _stored_zip(with_bytecode(std_members, pyc, "stdlib")))
+        site_name = _write(dest, "webnn-site-start", _stored_zip(with_bytecode(site_members, pyc, "site")))
         kept_std = {module_name(n) for n, _ in std_members} - {None}
         kept_npy = {module_name(n) for n, _ in site_members} - {None}
         return {
             "stdlib": std_name,
             "site": site_name,
             "libraries": sorted(n for n, _ in site_members if n.endswith(".so")),
+            "compiled": len(pyc),
             # Module names the start archives leave out, by the full file that has them.
             "stdlibOnDemand": sorted(set(std.files) - kept_std),
             "numpyOnDemand": sorted(m for m in set(npy.files) - kept_npy
@@ -247,7 +374,7 @@ if __name__ == "__main__":
         for key in ("stdlib", "site"):
             size = (Path(tmp) / info[key]).stat().st_size
             print(key, info[key], size, file=sys.stderr)
-        print(json.dumps({k: (v if isinstance(v, str) else len(v)) for k, v in info.items()}))
+        print(json.dumps({k: (len(v) if isinstance(v, list) else v) for k, v in info.items()}))
         if "-v" in sys.argv:
             with zipfile.ZipFile(Path(tmp) / info["stdlib"]) as z:
                 print(sorted({module_name(n) for n in z.namelist()} - {None}))

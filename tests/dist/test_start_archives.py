@@ -97,3 +97,71 @@ const crypto = require('crypto');
     bad = subprocess.run([NODE, "-e", driver, str(ROOT / "js" / "src" / "stored_zip.js"), str(wheel)],
                          capture_output=True, text=True)
     assert bad.returncode != 0 and "compressed" in bad.stderr
+
+
+# What a start imports by name (js/src/startup.js ENGINE_MODULES, WARM_MODULES; the on-demand
+# finder and json), run in native CPython without site (-S: no .pth imports of its own).
+START_IMPORTS = """
+import importlib, json, sys
+for name in ["numpy", "webnn_core.bridge", "webnn_core.ops", "webnn_core.backends.cpu",
+             "webnn_core.backends.cpu.backend", "webnn_core.backends.cpu.compile",
+             "webnn_core.backends.cpu.reference", "webnn_core.backends.webgpu", "webnn_core.ondemand", "json"]:
+    importlib.import_module(name)
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def native_start_modules():
+    import numpy
+
+    site = Path(numpy.__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-S", "-c", START_IMPORTS], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": f"{ROOT / 'py'}:{site}", "PATH": "/usr/bin:/bin"})
+    return set(json.loads(out.stdout))
+
+
+def sources_of(prefix):
+    """{member.py: source} of the full files a start archive is cut from."""
+    if prefix == "python_stdlib-start":
+        with zipfile.ZipFile(DIST / "python_stdlib.zip") as z:
+            return {n: z.read(n) for n in z.namelist() if n.endswith(".py")}
+    out = {}
+    for wheel in [next(DIST.glob("numpy-*.whl")), next(DIST.glob("webnn_polyfill-*.whl"))]:
+        with zipfile.ZipFile(wheel) as z:
+            out.update({n: z.read(n) for n in z.namelist() if n.endswith(".py")})
+    return out
+
+
+# CPython 3.12's importlib.util.MAGIC_NUMBER (3531: Lib/importlib/_bootstrap_external.py),
+# what Pyodide 0.27.7's Python loads; PEP 552 flags 0b01: hash-based, unchecked.
+CPYTHON_312_MAGIC = (3531).to_bytes(2, "little") + b"\r\n"
+
+
+@pytest.mark.parametrize("prefix", ["python_stdlib-start", "webnn-site-start"])
+def test_the_modules_a_start_imports_are_bytecode_of_their_sources(prefix):
+    import _imp
+
+    with zipfile.ZipFile(archive(prefix)) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    pyc = {n for n in members if n.endswith(".pyc")}
+    assert len(pyc) > 100
+    sources = sources_of(prefix)
+    for name in pyc:
+        data = members[name]
+        assert data[:4] == CPYTHON_312_MAGIC, (name, data[:4])
+        assert int.from_bytes(data[4:8], "little") == 0b01, name
+        source = sources[name[:-1]]  # the one the full file holds, byte for byte
+        assert data[8:16] == _imp.source_hash(int.from_bytes(CPYTHON_312_MAGIC, "little"), source), name
+        assert name[:-1] not in members, f"{name} and its source both"  # sourceless: no bytes twice
+    # Every module of the archive that a start imports (native CPython's start, without the
+    # modules Python freezes into the interpreter) is bytecode; the rest (lazy paths) is source.
+    # (CPython 3.11+ names its frozen modules; 3.12 freezes the same set)
+    frozen = set(getattr(_imp, "_frozen_module_names", lambda: [])()) | {
+        "importlib._bootstrap", "importlib._bootstrap_external", "_collections_abc", "_sitebuiltins", "abc", "codecs",
+        "genericpath", "importlib.machinery", "importlib.util", "io", "ntpath", "os", "posixpath", "site", "stat",
+        "zipimport"}
+    as_source = {module_names([n]).pop(): n for n in members if n.endswith(".py")}
+    started = native_start_modules()
+    assert {"numpy", "webnn_core.bridge", "json.decoder"} & started
+    assert sorted(m for m in started & set(as_source) if m not in frozen) == []
+    assert all(n.endswith(".py") for n in as_source.values())
