@@ -246,9 +246,9 @@ def graph_export(graph: Graph):
     """A shadow context's graph as plain data for the timeline worker (plain.to_json):
     {"document": JSON text, "sizes": [byte length of each constant]}. The constants'
     bytes follow with graph_constants()."""
-    text, buffers = plain.to_json(graph)
+    text, buffers = plain.to_json(graph, copy=False)  # views of the values: graph_constants copies once
     graph._exported = buffers
-    return {"document": text, "sizes": [len(b) for b in buffers]}
+    return {"document": text, "sizes": [memoryview(b).nbytes for b in buffers]}
 
 
 def graph_constants(graph: Graph):
@@ -256,11 +256,12 @@ def graph_constants(graph: Graph):
     graph then drops its constants (the worker's graph holds them)."""
     buffers = getattr(graph, "_exported", None) or []
     graph._exported = None
-    out = np.empty(sum(len(b) for b in buffers), np.uint8)
+    out = np.empty(sum(memoryview(b).nbytes for b in buffers), np.uint8)
     at = 0
     for b in buffers:
-        out[at:at + len(b)] = np.frombuffer(b, np.uint8)
-        at += len(b)
+        n = memoryview(b).nbytes
+        out[at:at + n] = np.frombuffer(b, np.uint8)
+        at += n
     buffers.clear()
     for node in graph.nodes:
         for operand in node.inputs:
