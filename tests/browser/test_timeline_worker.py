@@ -302,6 +302,9 @@ def test_errors_from_the_worker_are_the_specs(tpage):
 
 
 def test_the_worker_ends_with_its_last_context(tpage):
+    """The worker ends a few seconds (timeline.js KEEP_ALIVE_MS) after its last context
+    is destroyed, and every byte it held with it; a context made before that keeps it
+    (no second engine start for a page that switches models)."""
     r = tpage.evaluate("""async () => {
       const s = webnnPolyfill.engineStats.timeline;
       const started = s.workersStarted;
@@ -315,18 +318,30 @@ def test_the_worker_ends_with_its_last_context(tpage):
       c.destroy();
       const lost = await c.lost;
       const afterAll = {worker: s.worker, contexts: s.contexts};
+      // Another context right away: the same worker, its engine kept.
+      const e = await makeContext('worker');
+      const et = await e.createTensor({dataType: 'float32', shape: [2], writable: true, readable: true});
+      e.writeTensor(et, new Float32Array([1, 2]));
+      const kept = {back: Array.from(new Float32Array(await e.readTensor(et))), workers: s.workersStarted - started};
+      e.destroy();
+      const t0 = performance.now();
+      while (s.worker !== 'terminated' && performance.now() - t0 < 20000) await new Promise((r) => setTimeout(r, 50));
+      const ended = {worker: s.worker, contexts: s.contexts, afterMs: performance.now() - t0};
       // A new context starts a new worker (from the page's runtime again).
       const d = await makeContext('worker');
       const dt = await d.createTensor({dataType: 'float32', shape: [2], writable: true, readable: true});
       d.writeTensor(dt, new Float32Array([5, 6]));
       const back = Array.from(new Float32Array(await d.readTensor(dt)));
       d.destroy();
-      return {afterOne, afterAll, lost: lost.message, workers: s.workersStarted - started, back};
+      return {afterOne, afterAll, lost: lost.message, kept, ended, workers: s.workersStarted - started, back};
     }""")
     assert r["afterOne"]["contexts"] == 1 and r["afterOne"]["worker"] in ("starting", "ready")
-    assert r["afterAll"] == {"worker": "terminated", "contexts": 0}
+    assert r["afterAll"]["contexts"] == 0 and r["afterAll"]["worker"] in ("starting", "ready")
+    assert r["kept"] == {"back": [1, 2], "workers": r["kept"]["workers"]} and r["kept"]["workers"] <= 1
+    assert r["ended"]["worker"] == "terminated" and r["ended"]["contexts"] == 0
+    assert r["ended"]["afterMs"] > 1000  # not at once: it waited for another context
     assert r["back"] == [5, 6]
-    assert r["workers"] >= 1
+    assert r["workers"] == r["kept"]["workers"] + 1
 
 
 def test_no_page_errors(tpage):
