@@ -411,13 +411,11 @@ defineOperation(MLContext.prototype, 'writeTensor', 2, function (...args) {
     writeTensorFast(s.handle, t.handle, bytes);  // the shadow checks (it throws what the page would)
     t.writeChecked = length;
   }
-  {
-    // The bytes as of now, moved to the worker (its engine copies them in).
-    const copy = new SavedUint8Array(length);
-    typedArraySet(copy, bytes);
-    const buffer = typedArrayBuffer(copy);
-    s.remote.client.post(['write', 0, s.remote.key, t.handle, buffer], [buffer]);
-  }
+  // The bytes as of now, moved to the worker (its engine copies them in).
+  const copy = new SavedUint8Array(length);
+  typedArraySet(copy, bytes);
+  const buffer = typedArrayBuffer(copy);
+  s.remote.client.post(['write', 0, s.remote.key, t.handle, buffer], [buffer]);
 });
 
 defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function (...args) {
