@@ -154,3 +154,27 @@ def test_the_exported_constants_are_the_bytes_the_page_gave():
     call("graph_constants", [o(built["graph"])])
     assert exported["sizes"] == [len(r) for r in given]
     assert bridge._last_out[0].tobytes() == b"".join(given)
+
+
+def test_the_workers_run_computes_what_numpy_does_and_refuses_destroyed_objects():
+    """bridge.run_fast (the timeline worker's dispatch: the page's shadow checked the call)
+    computes what numpy computes, and still refuses a destroyed tensor, graph or context
+    with InvalidStateError rather than running on what they no longer hold."""
+    ctx = context(False)
+    built = small_graph(ctx)
+    x = np.array([[1, -2, 3], [-4, 5, -6]], np.float32)
+    t_in = ok("create_tensor", [o(ctx), {"dataType": "float32", "shape": [2, 3], "writable": True}])
+    t_out = ok("create_tensor", [o(ctx), {"dataType": "float32", "shape": [2, 2], "readable": True}])
+    ok("write_tensor", [o(ctx), o(t_in)], x.tobytes())
+    assert bridge.run_fast(ctx, built["graph"], t_in, t_out) is None
+    call("read_tensor", [o(ctx), o(t_out)])
+    got = bridge._last_out[0].view(np.float32).reshape(2, 2)
+    np.testing.assert_array_equal(got, np.maximum(x @ np.arange(6, dtype=np.float32).reshape(3, 2), 0))
+
+    ok("destroy_tensor", [o(t_out)])
+    assert json.loads(bridge.run_fast(ctx, built["graph"], t_in, t_out))["error"][0] == "InvalidStateError"
+    t_out2 = ok("create_tensor", [o(ctx), {"dataType": "float32", "shape": [2, 2], "readable": True}])
+    ok("destroy_graph", [o(built["graph"])])
+    assert json.loads(bridge.run_fast(ctx, built["graph"], t_in, t_out2))["error"][0] == "InvalidStateError"
+    ok("destroy_context", [o(ctx)])
+    assert json.loads(bridge.run_fast(ctx, built["graph"], t_in, t_out2))["error"][0] == "InvalidStateError"
