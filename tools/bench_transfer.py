@@ -2,12 +2,15 @@
 and the per-call floor of write + dispatch + read (issue 17), in headless Chromium.
 
     python3 tools/bench_transfer.py [--dist DIR] [--sizes 1,16,64] [--runs 7] [--timeline page|worker]
+                                    [--tiny-runs 200] [--tiny-rounds 1]
     ./dev bench transfer ...
 
 Prints a markdown table of medians (ms and GB/s per operation). --dist points
 at another build's dist/ (e.g. one built from an older commit) to compare.
 --timeline worker runs the context in the timeline worker (WEBNN_POLYFILL_CONFIG.timeline):
 then writeTensor and dispatch only post, and readTensor's time is the round trip.
+--tiny-rounds N repeats the one-element loop N times in the same page and prints each
+round's median (later rounds: after V8 has tiered the engines' wasm up).
 """
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-
 OPS = ["constant", "writeTensor", "readTensor", "readTensorByob", "dispatch"]
 
 
-def run(dist: Path, sizes, runs: int, tiny_runs: int, timeline: str = "page") -> dict:
+def run(dist: Path, sizes, runs: int, tiny_runs: int, timeline: str = "page", tiny_rounds: int = 1) -> dict:
     from playwright.sync_api import sync_playwright
 
     srv = serve.start(mounts={**serve.default_mounts(), "/dist/": dist, "/transfer/": ROOT / "tools" / "bench_transfer"})
@@ -35,7 +38,7 @@ def run(dist: Path, sizes, runs: int, tiny_runs: int, timeline: str = "page") ->
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             page = browser.new_page()
             page.goto(f"http://127.0.0.1:{srv.server_address[1]}/transfer/transfer.html?timeline={timeline}")
-            result = page.evaluate("([s, r, t]) => bench(s, r, t)", [sizes, runs, tiny_runs])
+            result = page.evaluate("([s, r, t, n]) => bench(s, r, t, n)", [sizes, runs, tiny_runs, tiny_rounds])
             result["chromium"] = browser.version
             browser.close()
     finally:
@@ -53,6 +56,9 @@ def table(result: dict) -> str:
             cells.append(f"{ms:.2f} ms ({gbs:.1f} GB/s)")
         lines.append(f"| {row['mib']} | " + " | ".join(cells) + " |")
     lines.append(f"\nwrite + dispatch + read of one element: {result['tinyMs']:.3f} ms (median)")
+    later = result.get("tinyRoundsMs", [])[1:]
+    if later:
+        lines.append("later rounds: " + " / ".join(f"{ms:.3f}" for ms in later) + " ms (medians)")
     return "\n".join(lines)
 
 
@@ -62,10 +68,12 @@ def main(argv=None) -> int:
     p.add_argument("--sizes", default="1,16,64")
     p.add_argument("--runs", type=int, default=7)
     p.add_argument("--tiny-runs", type=int, default=200)
+    p.add_argument("--tiny-rounds", type=int, default=1, help="rounds of the one-element loop (default 1)")
     p.add_argument("--json", type=Path)
     p.add_argument("--timeline", choices=["page", "worker"], default="page")
     args = p.parse_args(argv)
-    result = run(args.dist.resolve(), [int(s) for s in args.sizes.split(",")], args.runs, args.tiny_runs, args.timeline)
+    result = run(args.dist.resolve(), [int(s) for s in args.sizes.split(",")], args.runs, args.tiny_runs, args.timeline,
+                 args.tiny_rounds)
     result["timeline"] = args.timeline
     print(table(result))
     if args.json:

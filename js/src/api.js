@@ -221,7 +221,10 @@ function newContext(handle, deviceType, gpuDevice, accelerated, gpu, remote = nu
   const ctx = new MLContext(INTERNAL);
   let resolveLost;
   const lost = new Promise((r) => { resolveLost = r; });
-  const s = { kind: 'MLContext', handle, deviceType, gpuDevice, accelerated, destroyed: false, lost, resolveLost, gpu, remote };
+  const s = {
+    kind: 'MLContext', handle, deviceType, gpuDevice, accelerated, destroyed: false, lost, resolveLost, gpu, remote,
+    tensorsDestroyed: 0,
+  };
   slots.set(ctx, s);
   released.register(ctx, ['release', handle, remote, true]);
   if (gpu) {
@@ -383,20 +386,36 @@ defineOperation(MLContext.prototype, 'exportToGPU', 1, function (...args) {
   return t.exported.buffer;
 });
 
+// A context in the timeline worker: the shadow's verdict on a call (its checks passed)
+// is kept on the tensor or graph for the same arguments. Everything the shadow checks
+// there is fixed at creation (context, data type, shape, usage, the graph's bindings)
+// except whether the context, tensor or graph is destroyed or lost, which the page
+// tracks here and rechecks at each call; any other call goes to the shadow, whose error
+// is the one the page would throw.
+function shadowPassed(s, o, same) {
+  return same && o.context === s && !s.destroyed && !o.destroyed;
+}
+
 defineOperation(MLContext.prototype, 'writeTensor', 2, function (...args) {
   const s = brand(this, 'MLContext', 'MLContext.writeTensor');
   requireArgs(args, 2, 'MLContext.writeTensor');
   const t = slotOf(args[0], 'MLTensor', 'writeTensor: tensor');
   const source = toBufferSource(args[1], 'writeTensor: inputData');
   const bytes = bytesOf(source);
-  writeTensorFast(s.handle, t.handle, bytes);  // the engine copies once, now (a shadow only checks)
-  if (s.remote) {
-    // The bytes as of now, moved to the worker (its engine copies them in).
-    const copy = new SavedUint8Array(typedArrayByteLength(bytes));
-    typedArraySet(copy, bytes);
-    const buffer = typedArrayBuffer(copy);
-    s.remote.client.post(['write', 0, s.remote.key, t.handle, buffer], [buffer]);
+  if (!s.remote) {
+    writeTensorFast(s.handle, t.handle, bytes);  // the engine copies once, now
+    return;
   }
+  const length = typedArrayByteLength(bytes);
+  if (!shadowPassed(s, t, t.writeChecked === length)) {
+    writeTensorFast(s.handle, t.handle, bytes);  // the shadow checks (it throws what the page would)
+    t.writeChecked = length;
+  }
+  // The bytes as of now, moved to the worker (its engine copies them in).
+  const copy = new SavedUint8Array(length);
+  typedArraySet(copy, bytes);
+  const buffer = typedArrayBuffer(copy);
+  s.remote.client.post(['write', 0, s.remote.key, t.handle, buffer], [buffer]);
 });
 
 defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function (...args) {
@@ -407,13 +426,14 @@ defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function 
   // Snapshot now: the read sees exactly the writes and dispatches issued before
   // it. One copy: out of the heap now, or (BYOB) straight into outputData when
   // the read settles, the snapshot pinned in the engine until then.
-  const reply = readTensorFast(s.handle, t.handle, target !== null);
-  if (reply.ok && reply.ok.gpuRead && s.remote) {
+  if (s.remote) {
     // Checked by the shadow; the worker takes the snapshot when it reaches this call.
-    const bytes = reply.ok.gpuRead.remote;
-    return readLater(s, t, target, bytes, () => s.remote.client.request(['read', 0, s.remote.key, t.handle])
-      .then((buffer) => new SavedUint8Array(buffer)));
+    if (!shadowPassed(s, t, t.readChecked !== undefined)) {
+      t.readChecked = readTensorFast(s.handle, t.handle, false).ok.gpuRead.remote;
+    }
+    return readRemote(s, t, target, t.readChecked);
   }
+  const reply = readTensorFast(s.handle, t.handle, target !== null);
   if (reply.ok && reply.ok.gpuRead) return readFromGpu(s, t, target, reply.ok.gpuRead);
   const length = reply.bytes[1];
   const snapshot = target ? null : copyFromHeap(reply.bytes);
@@ -470,26 +490,62 @@ function readLater(s, t, target, bytes, fetch) {
   return new Promise((resolve, reject) => {
     let data;
     afterEarlierReads(s, mapped.then((d) => { data = d; }), (failure) => {
-      if (failure) {
-        reject(failure);
-        return;
-      }
-      if (s.destroyed || t.destroyed) {
-        reject(new SavedDOMException('readTensor: the tensor or its context was destroyed before the read completed', 'InvalidStateError'));
-        return;
-      }
-      if (!target) {
-        resolve(typedArrayBuffer(data));
-        return;
-      }
-      const view = bytesOf(target);
-      if (view.byteLength < bytes) {
-        reject(new TypeError('readTensor: outputData was detached or shrunk before the read completed'));
-        return;
-      }
-      typedArraySet(view, data);
-      resolve(undefined);
+      finishRead(s, t, target, bytes, data, failure, resolve, reject);
     });
+  });
+}
+
+// A read's bytes have arrived (`data`, a Uint8Array) or it failed: settle it, rechecking
+// destroyed state and outputData.
+function finishRead(s, t, target, bytes, data, failure, resolve, reject) {
+  if (failure) {
+    reject(failure);
+    return;
+  }
+  if (s.destroyed || t.destroyed) {
+    reject(new SavedDOMException('readTensor: the tensor or its context was destroyed before the read completed', 'InvalidStateError'));
+    return;
+  }
+  if (!target) {
+    resolve(typedArrayBuffer(data));
+    return;
+  }
+  const view = bytesOf(target);
+  if (view.byteLength < bytes) {
+    reject(new TypeError('readTensor: outputData was detached or shrunk before the read completed'));
+    return;
+  }
+  typedArraySet(view, data);
+  resolve(undefined);
+}
+
+// A read of a context in the timeline worker. The worker's answer arrives in a task of
+// its own (a message event): with no read or creation of this context still pending,
+// nothing is ahead of it and the read settles right there; else after those, in order.
+function readRemote(s, t, target, bytes) {
+  const { client, key } = s.remote;
+  const message = ['read', 0, key, t.handle];
+  if (s.readTail) {
+    return readLater(s, t, target, bytes, () => client.request(message).then((buffer) => new SavedUint8Array(buffer)));
+  }
+  if (target && bytesOf(target).byteLength < bytes) {
+    throw new TypeError(`readTensor: outputData has ${bytesOf(target).byteLength} bytes, the tensor has ${bytes}`);
+  }
+  let done;
+  const tail = new Promise((d) => { done = d; });
+  s.readTail = tail;
+  tail.then(() => { if (s.readTail === tail) s.readTail = null; });
+  return new Promise((resolve, reject) => {
+    const settle = (data, failure) => {
+      try {
+        finishRead(s, t, target, bytes, data, failure, resolve, reject);
+      } catch (e) {
+        reject(e);  // never leave a read pending
+      } finally {
+        done();
+      }
+    };
+    client.call(message, null, (buffer) => settle(new SavedUint8Array(buffer), null), (e) => settle(null, e));
   });
 }
 
@@ -548,13 +604,22 @@ defineOperation(MLContext.prototype, 'dispatch', 3, function (...args) {
   const inputs = tensorRecord(args[1], 'dispatch: inputs');
   const outputs = tensorRecord(args[2], 'dispatch: outputs');
   const handles = boundHandles(g, inputs, outputs);
-  if (handles) dispatchFast(s.handle, g.handle, handles);
-  else py('dispatch', [ref(s.handle), ref(g.handle), inputs, outputs]);  // the engine says what does not match
-  // Checked by the shadow: the worker runs it when it gets there; dispatch() returns now.
-  if (s.remote) {
-    if (!handles) throw new SavedDOMException('dispatch: the graph is not known to the timeline worker', 'InvalidStateError');
-    s.remote.client.postNow(['dispatch', 0, s.remote.key, g.handle, handles]);
+  if (!s.remote) {
+    if (handles) dispatchFast(s.handle, g.handle, handles);
+    else py('dispatch', [ref(s.handle), ref(g.handle), inputs, outputs]);  // the engine says what does not match
+    return;
   }
+  // Checked by the shadow (or these tensors passed its checks before and none of the
+  // context's tensors was destroyed since): the worker runs it when it gets there;
+  // dispatch() returns now.
+  const key = handles ? `${s.tensorsDestroyed}:${handles.join(',')}` : null;
+  if (!shadowPassed(s, g, key !== null && g.dispatchChecked === key)) {
+    if (handles) dispatchFast(s.handle, g.handle, handles);
+    else py('dispatch', [ref(s.handle), ref(g.handle), inputs, outputs]);
+    if (!handles) throw new SavedDOMException('dispatch: the graph is not known to the timeline worker', 'InvalidStateError');
+    g.dispatchChecked = key;
+  }
+  s.remote.client.post(['dispatch', 0, s.remote.key, g.handle, handles]);
 });
 
 // The bound tensors' handles in the order of the graph's input names, then its
@@ -667,6 +732,7 @@ defineOperation(MLTensor.prototype, 'destroy', 0, function () {
   const t = brand(this, 'MLTensor', 'MLTensor.destroy');
   if (t.destroyed) return;
   t.destroyed = true;
+  t.context.tensorsDestroyed++;  // dispatch()'s kept verdicts (shadowPassed) no longer hold
   py('destroy_tensor', [ref(t.handle)]);
   if (t.context.remote && !t.constant) t.context.remote.client.post(['destroyTensor', 0, t.handle]);
   if (t.exported) t.exported.end();  // the GPUBuffer it was rented out as is destroyed with it

@@ -16,7 +16,7 @@
 
 import { CONFIG, ENGINE_STATS, IS_WINDOW, OWN_SCRIPT, TIMELINE_HOST_NAME } from './config.js';
 import { runtimeForWorker } from './startup.js';
-import { SavedDOMException, jsonParse, now, savedQueueMicrotask } from './intrinsics.js';
+import { SavedDOMException, jsonParse, now, savedQueueMicrotask, savedSetTimeout } from './intrinsics.js';
 import { encodeJson } from './webidl.js';
 
 const SavedWorker = typeof Worker === 'function' ? Worker : null;
@@ -38,6 +38,13 @@ export const TIMELINE_STATS = {
   dispatchTimes: () => (sharedClient && !sharedClient.dead ? sharedClient.request(['times', 0]) : Promise.resolve([])),
 };
 ENGINE_STATS.timeline = TIMELINE_STATS;
+
+// How long the worker outlives its last context, waiting for the next one: a page that
+// destroys one model's context and makes the next (the bench page, a model switcher)
+// keeps the worker's engine instead of starting another (0.7-3 s on two cores, all of it
+// in the next build()). A worker whose engine failed a call with UnknownError (out of
+// memory, typically) ends at once, with its heap.
+const KEEP_ALIVE_MS = 5000;
 
 let sharedClient = null;
 let brokenReason = null;  // the worker could not run here: every later context in the page
@@ -80,6 +87,8 @@ class TimelineClient {
     this.pending = new Map();
     this.contexts = new Map();  // key -> callback(message) when the worker loses that context
     this.live = 0;
+    this.idle = 0;  // counts opens and last closes: a scheduled end checks it is still the latest
+    this.failedCall = false;
     this.dead = null;
     TIMELINE_STATS.worker = 'starting';
     TIMELINE_STATS.startedMs = now();
@@ -117,8 +126,11 @@ class TimelineClient {
   }
 
   // Calls go out in batches: those posted in one turn of the page's event loop travel
-  // as one message (at the end of the turn), and a dispatch or a request sends what is
-  // waiting at once (the worker starts on it while the page goes on).
+  // as one message, at the end of the turn (a microtask). A frame's writeTensor(),
+  // dispatch() and readTensor() so wake the worker once and run there back to back: one
+  // message event less per inference than sending the dispatch at once (~0.05 ms of a
+  // one-op graph's 0.3 ms round trip, docs/performance.md). The price: sync work the
+  // page does after dispatch() in the same turn no longer overlaps the graph's run.
   post(message, transfer) {
     if (this.dead) return;
     this.outbox.push(message);
@@ -127,11 +139,6 @@ class TimelineClient {
       this.flushQueued = true;
       savedQueueMicrotask(this.flushLater);
     }
-  }
-
-  postNow(message, transfer) {
-    this.post(message, transfer);
-    this.flush();
   }
 
   flush() {
@@ -145,13 +152,20 @@ class TimelineClient {
 
   // A request: its answer's value, or the mapped error.
   request(message, transfer) {
-    if (this.dead) return Promise.reject(new SavedDOMException(this.dead, 'InvalidStateError'));
+    return new Promise((resolve, reject) => this.call(message, transfer, resolve, reject));
+  }
+
+  // The same with callbacks, run in the task of the worker's answer (a read settles
+  // there, without the promise hops in between).
+  call(message, transfer, resolve, reject) {
+    if (this.dead) {
+      reject(new SavedDOMException(this.dead, 'InvalidStateError'));
+      return;
+    }
     const id = this.nextRequest++;
     message[1] = id;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.postNow(message, transfer);
-    });
+    this.pending.set(id, { resolve, reject });
+    this.post(message, transfer);
   }
 
   receive(message) {
@@ -159,6 +173,7 @@ class TimelineClient {
     if (op === 'reply') {
       const p = this.pending.get(id);
       this.pending.delete(id);
+      if (!ok && value[0] === 'UnknownError') this.failedCall = true;
       if (p) (ok ? p.resolve(value) : p.reject(toError(value)));
     } else if (op === 'hello') {
       this.sayHello(true);
@@ -173,6 +188,7 @@ class TimelineClient {
       if (lose) lose(ok);
     } else if (op === 'error') {
       // A posted call the page had checked failed in the worker (e.g. out of memory).
+      if (value[0] === 'UnknownError') this.failedCall = true;
       TIMELINE_STATS.errors.push(value);
       if (TIMELINE_STATS.errors.length > 20) TIMELINE_STATS.errors.shift();
       console.warn(`webnn-polyfill: ${value[0]}: ${value[1]}`);
@@ -205,21 +221,27 @@ class TimelineClient {
     const key = -(this.nextContext++);
     this.contexts.set(key, onLost);
     this.live++;
+    this.idle++;  // a pending end (closeContext) no longer applies
     TIMELINE_STATS.contexts = this.live;
     return key;
   }
 
-  // The context is gone (destroyed, lost or collected); the last one ends the worker
-  // and with it every byte it held.
+  // The context is gone (destroyed, lost or collected); KEEP_ALIVE_MS after the last
+  // one, unless another came meanwhile, the worker ends and with it every byte it held.
   closeContext(key) {
     if (!this.contexts.delete(key)) return;
     this.live--;
     TIMELINE_STATS.contexts = this.live;
-    if (this.live === 0 && !this.dead) {
+    if (this.live !== 0 || this.dead) return;
+    const end = () => {
+      if (this.live !== 0 || this.dead || this.idle !== idle) return;
       this.dead = 'the timeline worker was terminated (its last context was destroyed)';
       TIMELINE_STATS.worker = 'terminated';
       this.shutDown(this.dead, 'InvalidStateError');
-    }
+    };
+    const idle = ++this.idle;
+    if (this.failedCall) end();
+    else savedSetTimeout(end, KEEP_ALIVE_MS);
   }
 }
 

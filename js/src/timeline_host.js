@@ -89,7 +89,7 @@ const HANDLERS = {
   dispatch(id, key, graph, handles) {
     const tensors = handles.map((h) => slotOfKey(h).handle);
     const started = epochNow();
-    dispatchFast(slotOfKey(key).handle, slotOfKey(graph).handle, tensors);
+    dispatchFast(slotOfKey(key).handle, slotOfKey(graph).handle, tensors, true);  // the page's shadow checked it
     TIMES[timesAt++ % TIMES.length] = [started, epochNow()];
   },
   times(id) {

@@ -246,9 +246,9 @@ def graph_export(graph: Graph):
     """A shadow context's graph as plain data for the timeline worker (plain.to_json):
     {"document": JSON text, "sizes": [byte length of each constant]}. The constants'
     bytes follow with graph_constants()."""
-    text, buffers = plain.to_json(graph)
+    text, buffers = plain.to_json(graph, copy=False)  # views of the values: graph_constants copies once
     graph._exported = buffers
-    return {"document": text, "sizes": [len(b) for b in buffers]}
+    return {"document": text, "sizes": [memoryview(b).nbytes for b in buffers]}
 
 
 def graph_constants(graph: Graph):
@@ -256,11 +256,12 @@ def graph_constants(graph: Graph):
     graph then drops its constants (the worker's graph holds them)."""
     buffers = getattr(graph, "_exported", None) or []
     graph._exported = None
-    out = np.empty(sum(len(b) for b in buffers), np.uint8)
+    out = np.empty(sum(memoryview(b).nbytes for b in buffers), np.uint8)
     at = 0
     for b in buffers:
-        out[at:at + len(b)] = np.frombuffer(b, np.uint8)
-        at += len(b)
+        n = memoryview(b).nbytes
+        out[at:at + n] = np.frombuffer(b, np.uint8)
+        at += n
     buffers.clear()
     for node in graph.nodes:
         for operand in node.inputs:
@@ -530,16 +531,30 @@ def write_fast(context_h: int, tensor_h: int, nbytes: int):
 def dispatch_fast(context_h: int, graph_h: int, *tensor_hs: int):
     """dispatch() whose tensors are bound to the graph's inputs, then outputs, in
     the order of the graph's inputNames / outputNames (JS checked the names)."""
+    return _dispatch_fast(False, context_h, graph_h, tensor_hs)
+
+
+def run_fast(context_h: int, graph_h: int, *tensor_hs: int):
+    """dispatch_fast for the timeline worker (js/src/timeline_host.js): the page's shadow
+    context checked this call already (Context.run)."""
+    return _dispatch_fast(True, context_h, graph_h, tensor_hs)
+
+
+def _dispatch_fast(checked: bool, context_h: int, graph_h: int, tensor_hs):
     _last_out[0] = _last_text[0] = None
     _device_keep.clear()
     try:
+        context = _objects.get(context_h, _RELEASED)
         graph = _objects.get(graph_h, _RELEASED)
         tensors = [_objects.get(h, _RELEASED) for h in tensor_hs]
         n_in = len(graph.inputs)
         if n_in + len(graph.outputs) != len(tensors):
             raise WebNNTypeError("dispatch: the tensors do not match the graph's inputs and outputs")
-        dispatch(_objects.get(context_h, _RELEASED), graph, dict(zip(graph.inputs, tensors[:n_in])),
-                 dict(zip(graph.outputs, tensors[n_in:])))
+        inputs, outputs = dict(zip(graph.inputs, tensors[:n_in])), dict(zip(graph.outputs, tensors[n_in:]))
+        if checked:
+            context.run(graph, inputs, outputs)
+        else:
+            context.dispatch(graph, inputs, outputs)
     except Exception as e:  # noqa: BLE001
         return _error_reply("dispatch", e)
     return _with_device({"ok": None}) if _device_backends else None

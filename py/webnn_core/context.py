@@ -295,8 +295,24 @@ class Context:
             raise WebNNTypeError("dispatch: a tensor is bound both as an input and as an output")
         if self.shadow:
             return  # checked; the worker's context runs it
-        results = self.backend.dispatch(graph.plan, {name: t.data for name, t in inputs.items()},
-                                        {name: t.data for name, t in outputs.items()})
+        self.run(graph, inputs, outputs)
+
+    def run(self, graph, inputs: dict, outputs: dict) -> None:
+        """dispatch() of a call a shadow context checked already (the timeline worker: the
+        page's shadow made every check of this very call, against the same state, and calls
+        reach the worker in call order): only what keeps the run sound is looked at again."""
+        if self.destroyed or graph.destroyed:
+            raise InvalidStateError("dispatch: the context or the graph is destroyed")
+        feeds, targets = {}, {}
+        for name, t in inputs.items():
+            if t.destroyed:
+                raise InvalidStateError("dispatch: a tensor is destroyed")
+            feeds[name] = t.data
+        for name, t in outputs.items():
+            if t.destroyed:
+                raise InvalidStateError("dispatch: a tensor is destroyed")
+            targets[name] = t.data
+        results = self.backend.dispatch(graph.plan, feeds, targets)
         for name, tensor in outputs.items():
             tensor.data = results[name]
 

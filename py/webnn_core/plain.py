@@ -65,8 +65,12 @@ def _decode(value):
     return value
 
 
-def to_plain(graph) -> tuple[dict, list]:
+def to_plain(graph, copy: bool = True) -> tuple[dict, list]:
+    """`copy=False`: the buffers are uint8 arrays viewing the constants' values where
+    they can (dtypes.contiguous_bytes), for a caller that copies them once itself and
+    leaves the values alone meanwhile (bridge.graph_constants)."""
     ids: dict[int, int] = {}
+    encode = dtypes.to_bytes if copy else dtypes.contiguous_bytes
 
     def number(operand) -> int:
         if operand.id not in ids:
@@ -83,7 +87,7 @@ def to_plain(graph) -> tuple[dict, list]:
         for operand in node.inputs:
             if operand is not None and operand.kind == "constant" and operand.id not in ids:
                 constants.append({**desc(operand), "buffer": len(buffers)})
-                buffers.append(dtypes.to_bytes(operand.dtype, operand.value))
+                buffers.append(encode(operand.dtype, operand.value))
         operands = {}
         for key, value in node.operands.items():
             if value is None:
@@ -138,8 +142,8 @@ def from_plain(context, document: dict, buffers):
     return b.build({name: made[i] for name, i in document["outputs"].items()})
 
 
-def to_json(graph) -> tuple[str, list]:
-    document, buffers = to_plain(graph)
+def to_json(graph, copy: bool = True) -> tuple[str, list]:
+    document, buffers = to_plain(graph, copy)
     return json.dumps(document, allow_nan=False), buffers
 
 

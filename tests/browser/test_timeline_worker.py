@@ -196,6 +196,84 @@ def test_the_timeline_keeps_its_order(tpage):
     assert w == r["page"]
 
 
+def test_calls_are_checked_again_after_one_passed(tpage):
+    """The page keeps the shadow's verdict on a writeTensor/dispatch/readTensor per tensor
+    and graph (js/src/api.js shadowPassed): a later call with other arguments, or after
+    a tensor, graph or the context was destroyed, is checked again and throws what the
+    in-page context throws (the spec's MLContext steps: TypeError for a wrong byte
+    length, a destroyed tensor or a tensor bound twice; InvalidStateError for a
+    destroyed graph or context)."""
+    r = tpage.evaluate("""async () => {
+      const run = async (where) => {
+        const ctx = await makeContext(where);
+        const b = new MLGraphBuilder(ctx);
+        const g = await b.build({y: b.relu(b.input('x', {dataType: 'float32', shape: [2]}))});
+        const desc = {dataType: 'float32', shape: [2], readable: true, writable: true};
+        const a = await ctx.createTensor(desc), y = await ctx.createTensor(desc), z = await ctx.createTensor(desc);
+        const steps = [];
+        const step = (f) => { try { f(); steps.push(null); } catch (e) { steps.push([e.name, e.message]); } };
+        const read = async (t) => { try { return Array.from(new Float32Array(await ctx.readTensor(t))); } catch (e) { return [e.name, e.message]; } };
+        step(() => ctx.writeTensor(a, new Float32Array([-1, 2])));
+        step(() => ctx.writeTensor(a, new Float32Array([1, 2, 3])));  // another length
+        step(() => ctx.writeTensor(a, new Float32Array([3, -4])));
+        step(() => ctx.dispatch(g, {x: a}, {y}));
+        step(() => ctx.dispatch(g, {x: a}, {y: a}));  // one tensor bound as input and output
+        step(() => ctx.dispatch(g, {x: a}, {y}));
+        const first = await read(y);
+        z.destroy();  // another tensor of the context: the kept verdicts are checked again, still pass
+        step(() => ctx.dispatch(g, {x: a}, {y}));
+        y.destroy();
+        step(() => ctx.dispatch(g, {x: a}, {y}));
+        step(() => ctx.writeTensor(y, new Float32Array([5, 6])));
+        const destroyedRead = await read(y);
+        const second = await read(a);
+        g.destroy();
+        step(() => ctx.dispatch(g, {x: a}, {y: z}));
+        ctx.destroy();
+        step(() => ctx.writeTensor(a, new Float32Array([7, 8])));
+        const lostRead = await read(a);
+        return {steps, first, destroyedRead, second, lostRead};
+      };
+      return {page: await run('page'), worker: await run('worker')};
+    }""")
+    w = r["worker"]
+    assert w == r["page"]
+    names = [s and s[0] for s in w["steps"]]
+    assert names == [None, "TypeError", None, None, "TypeError", None, None, "TypeError", "TypeError",
+                     "InvalidStateError", "InvalidStateError"], w["steps"]
+    assert w["first"] == [3, 0]  # relu of the last write before the dispatch
+    assert w["destroyedRead"][0] == "TypeError"
+    assert w["second"] == [3, -4]
+    assert w["lostRead"][0] == "InvalidStateError"
+
+
+def test_write_tensor_copies_its_data_at_the_call(tpage):
+    """writeTensor() copies the caller's bytes at the call (the worker gets a copy moved
+    to it, never the caller's buffer): changing or transferring the source afterwards
+    changes nothing, and the bytes read back are the ones written, bit for bit."""
+    r = tpage.evaluate("""async () => {
+      const n = 1 << 16;
+      const ctx = await makeContext('worker');
+      const t = await ctx.createTensor({dataType: 'float32', shape: [n], readable: true, writable: true});
+      const src = Float32Array.from({length: n}, (_, i) => Math.fround(Math.sin(i) * 1e3));
+      const expected = Array.from(new Uint8Array(src.buffer.slice(0)));
+      ctx.writeTensor(t, src);
+      src.fill(-7);  // after the call, before the turn ends (the worker has not seen the write yet)
+      const first = new Uint8Array(await ctx.readTensor(t));
+      const nan = new Uint32Array([0x7fc00001, 0xffffffff, 0x00000001, 0x80000000]);  // payload NaNs, a denormal, -0
+      const t4 = await ctx.createTensor({dataType: 'float32', shape: [4], readable: true, writable: true});
+      ctx.writeTensor(t4, nan);
+      const moved = nan.buffer.transfer ? (nan.buffer.transfer(), 'transferred') : 'kept';
+      const back = Array.from(new Uint32Array(await ctx.readTensor(t4)));
+      ctx.destroy();
+      return {same: first.length === expected.length && first.every((v, i) => v === expected[i]), back, moved,
+              sourceAfter: src[0]};
+    }""")
+    assert r["same"]
+    assert r["back"] == [0x7FC00001, 0xFFFFFFFF, 0x00000001, 0x80000000]
+    assert r["sourceAfter"] == -7
+
+
 def test_errors_from_the_worker_are_the_specs(tpage):
     # Tensors of 2 GiB - 4 bytes pass every check (maxTensorByteLength), so the page's
     # shadow accepts them; the worker's 32-bit engine cannot hold two: its failure
@@ -224,6 +302,9 @@ def test_errors_from_the_worker_are_the_specs(tpage):
 
 
 def test_the_worker_ends_with_its_last_context(tpage):
+    """The worker ends a few seconds (timeline.js KEEP_ALIVE_MS) after its last context
+    is destroyed, and every byte it held with it; a context made before that keeps it
+    (no second engine start for a page that switches models)."""
     r = tpage.evaluate("""async () => {
       const s = webnnPolyfill.engineStats.timeline;
       const started = s.workersStarted;
@@ -237,18 +318,30 @@ def test_the_worker_ends_with_its_last_context(tpage):
       c.destroy();
       const lost = await c.lost;
       const afterAll = {worker: s.worker, contexts: s.contexts};
+      // Another context right away: the same worker, its engine kept.
+      const e = await makeContext('worker');
+      const et = await e.createTensor({dataType: 'float32', shape: [2], writable: true, readable: true});
+      e.writeTensor(et, new Float32Array([1, 2]));
+      const kept = {back: Array.from(new Float32Array(await e.readTensor(et))), workers: s.workersStarted - started};
+      e.destroy();
+      const t0 = performance.now();
+      while (s.worker !== 'terminated' && performance.now() - t0 < 20000) await new Promise((r) => setTimeout(r, 50));
+      const ended = {worker: s.worker, contexts: s.contexts, afterMs: performance.now() - t0};
       // A new context starts a new worker (from the page's runtime again).
       const d = await makeContext('worker');
       const dt = await d.createTensor({dataType: 'float32', shape: [2], writable: true, readable: true});
       d.writeTensor(dt, new Float32Array([5, 6]));
       const back = Array.from(new Float32Array(await d.readTensor(dt)));
       d.destroy();
-      return {afterOne, afterAll, lost: lost.message, workers: s.workersStarted - started, back};
+      return {afterOne, afterAll, lost: lost.message, kept, ended, workers: s.workersStarted - started, back};
     }""")
     assert r["afterOne"]["contexts"] == 1 and r["afterOne"]["worker"] in ("starting", "ready")
-    assert r["afterAll"] == {"worker": "terminated", "contexts": 0}
+    assert r["afterAll"]["contexts"] == 0 and r["afterAll"]["worker"] in ("starting", "ready")
+    assert r["kept"] == {"back": [1, 2], "workers": r["kept"]["workers"]} and r["kept"]["workers"] <= 1
+    assert r["ended"]["worker"] == "terminated" and r["ended"]["contexts"] == 0
+    assert r["ended"]["afterMs"] > 1000  # not at once: it waited for another context
     assert r["back"] == [5, 6]
-    assert r["workers"] >= 1
+    assert r["workers"] == r["kept"]["workers"] + 1
 
 
 def test_no_page_errors(tpage):

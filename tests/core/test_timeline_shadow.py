@@ -122,3 +122,59 @@ def test_constants_of_every_width_cross_intact(dtype):
     ok("dispatch", [o(worker), o(loaded["graph"]), {"$r": [["x", o(t_in)]]}, {"$r": [["y", o(t_out)]]}])
     call("read_tensor", [o(worker), o(t_out)])
     assert bridge._last_out[0].tobytes() == raw
+
+
+def test_the_exported_constants_are_the_bytes_the_page_gave():
+    """graph_constants hands over each constant's bytes as WebNN took them (packed nibbles
+    for int4/uint4, odd counts included; -0 and denormals bit for bit), end to end in the
+    document's order (first use: here the order they were made in), copied once from the
+    shadow's values (graph_export only views them)."""
+    shadow = context(True)
+    b = ok("new_builder", [o(shadow)])
+    given = []
+
+    def constant(dtype, shape, raw):
+        given.append(raw)
+        return o(ok("builder_constant", [o(b), {"dataType": dtype, "shape": shape}], raw)[0])
+
+    outputs = []
+    f32 = constant("float32", [4], np.array([1.5, -0.0, np.inf, 3e-45], np.float32).tobytes())
+    outputs.append(["f32", o(ok("builder_op", [o(b), "identity", [f32], {}])[0])])
+    f16 = constant("float16", [3], np.array([65504, -2, 0.5], np.float16).tobytes())
+    outputs.append(["f16", o(ok("builder_op", [o(b), "identity", [f16], {}])[0])])
+    # five int4 nibbles (and a padding one), three uint4 ones
+    for dtype, n, raw, zero in (("int4", 5, bytes([0x7F, 0x08, 0x0A]), bytes([0x21, 0x43, 0x05])),
+                                ("uint4", 3, bytes([0xF1, 0x03]), bytes([0x12, 0x03]))):
+        q = constant(dtype, [n], raw)
+        scale = constant("float32", [n], np.arange(1, n + 1, dtype=np.float32).tobytes())
+        zp = constant(dtype, [n], zero)
+        outputs.append([dtype, o(ok("builder_op", [o(b), "dequantizeLinear", [q, scale, zp], {}])[0])])
+    built = ok("builder_build", [o(b), {"$r": outputs}])
+    exported = ok("graph_export", [o(built["graph"])])
+    call("graph_constants", [o(built["graph"])])
+    assert exported["sizes"] == [len(r) for r in given]
+    assert bridge._last_out[0].tobytes() == b"".join(given)
+
+
+def test_the_workers_run_computes_what_numpy_does_and_refuses_destroyed_objects():
+    """bridge.run_fast (the timeline worker's dispatch: the page's shadow checked the call)
+    computes what numpy computes, and still refuses a destroyed tensor, graph or context
+    with InvalidStateError rather than running on what they no longer hold."""
+    ctx = context(False)
+    built = small_graph(ctx)
+    x = np.array([[1, -2, 3], [-4, 5, -6]], np.float32)
+    t_in = ok("create_tensor", [o(ctx), {"dataType": "float32", "shape": [2, 3], "writable": True}])
+    t_out = ok("create_tensor", [o(ctx), {"dataType": "float32", "shape": [2, 2], "readable": True}])
+    ok("write_tensor", [o(ctx), o(t_in)], x.tobytes())
+    assert bridge.run_fast(ctx, built["graph"], t_in, t_out) is None
+    call("read_tensor", [o(ctx), o(t_out)])
+    got = bridge._last_out[0].view(np.float32).reshape(2, 2)
+    np.testing.assert_array_equal(got, np.maximum(x @ np.arange(6, dtype=np.float32).reshape(3, 2), 0))
+
+    ok("destroy_tensor", [o(t_out)])
+    assert json.loads(bridge.run_fast(ctx, built["graph"], t_in, t_out))["error"][0] == "InvalidStateError"
+    t_out2 = ok("create_tensor", [o(ctx), {"dataType": "float32", "shape": [2, 2], "readable": True}])
+    ok("destroy_graph", [o(built["graph"])])
+    assert json.loads(bridge.run_fast(ctx, built["graph"], t_in, t_out2))["error"][0] == "InvalidStateError"
+    ok("destroy_context", [o(ctx)])
+    assert json.loads(bridge.run_fast(ctx, built["graph"], t_in, t_out2))["error"][0] == "InvalidStateError"
