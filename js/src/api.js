@@ -620,6 +620,7 @@ defineOperation(MLContext.prototype, 'dispatch', 3, function (...args) {
     g.dispatchChecked = key;
   }
   s.remote.client.post(['dispatch', 0, s.remote.key, g.handle, handles]);
+  s.remote.client.flush();  // the worker starts on it while this turn goes on
 });
 
 // The bound tensors' handles in the order of the graph's input names, then its

@@ -126,11 +126,10 @@ class TimelineClient {
   }
 
   // Calls go out in batches: those posted in one turn of the page's event loop travel
-  // as one message, at the end of the turn (a microtask). A frame's writeTensor(),
-  // dispatch() and readTensor() so wake the worker once and run there back to back: one
-  // message event less per inference than sending the dispatch at once (~0.05 ms of a
-  // one-op graph's 0.3 ms round trip, docs/performance.md). The price: sync work the
-  // page does after dispatch() in the same turn no longer overlaps the graph's run.
+  // as one message, at the end of the turn (a microtask), except that dispatch() sends
+  // what is waiting at once (api.js): the graph runs while the page goes on with the
+  // rest of its turn (a frame's drawing), as a native implementation's IPC would. A
+  // frame's writeTensor() + dispatch() so travel together, its readTensor() after.
   post(message, transfer) {
     if (this.dead) return;
     this.outbox.push(message);
