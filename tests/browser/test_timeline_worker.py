@@ -85,6 +85,29 @@ def test_dispatch_returns_before_the_graph_has_run(tpage):
     assert r["returned"] - r["called"] < run / 4, r
 
 
+
+def test_the_graph_runs_while_the_page_finishes_its_turn(tpage):
+    """A frame that dispatches and then draws (synchronous work in the same task): the
+    worker starts the graph at once, not when the page's turn ends (native WebNN sends
+    the dispatch over IPC at the call)."""
+    r = tpage.evaluate("""async () => {
+      const ctx = await makeContext('worker');
+      """ + LONG_GRAPH + """
+      ctx.dispatch(g, {x: xt}, {y: yt});  // warm-up (the worker's first dispatch)
+      await ctx.readTensor(yt);
+      const epoch = () => performance.timeOrigin + performance.now();
+      ctx.dispatch(g, {x: xt}, {y: yt});
+      const busyFrom = epoch();
+      while (epoch() - busyFrom < 150) {}  // the frame's drawing
+      const busyTo = epoch();
+      await ctx.readTensor(yt);
+      const times = await webnnPolyfill.engineStats.timeline.dispatchTimes();
+      const [start, end] = times[times.length - 1];
+      ctx.destroy();
+      return {busyFrom, busyTo, start, end};
+    }""")
+    assert r["start"] < r["busyTo"] - 50, r  # the graph began well before the page's turn ended
+
 BAD_BUILDER_CALLS = """
   const calls = [
     () => b.input('x', {dataType: 'float32', shape: [2, -1]}),
