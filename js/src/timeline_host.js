@@ -24,6 +24,10 @@ const objects = new Map();  // the page's keys -> this worker's MLContext / MLTe
 const queue = [];
 let busy = false;
 let ml = null;
+// The page's runtime ('init') arrived: until then every call waits in the queue, so
+// nothing here starts an engine of its own (it would fetch the runtime again and
+// miss the page's snapshot). 'init' itself never queues (it may arrive after calls).
+let runtimeGiven = false;
 
 function toPage(message, transfer) {
   globalThis.postMessage(message, transfer || []);
@@ -58,6 +62,8 @@ function destroy(key) {
 
 const HANDLERS = {
   init(id, runtime) {
+    if (runtimeGiven) return;
+    runtimeGiven = true;
     provideRuntime(runtime);
     engine().then(() => {
       const { startMs, snapshot, threads, simd, phases, webgpu } = ENGINE_STATS;
@@ -139,7 +145,7 @@ const HANDLERS = {
 };
 
 function pump() {
-  while (!busy && queue.length) {
+  while (runtimeGiven && !busy && queue.length) {
     const message = queue.shift();
     const [op, id] = message;
     let result;
@@ -163,7 +169,8 @@ export function startTimelineHost() {
   ml = new ML(INTERNAL);
   globalThis.addEventListener('message', (e) => {
     const message = e.data;
-    if (message[0] === 'batch') for (const m of message[2]) queue.push(m);
+    if (message[0] === 'init') HANDLERS.init(...message.slice(1));
+    else if (message[0] === 'batch') for (const m of message[2]) queue.push(m);
     else queue.push(message);
     pump();
   });
