@@ -18,6 +18,7 @@ import { CONFIG, ENGINE_STATS, IS_WINDOW, OWN_SCRIPT, TIMELINE_HOST_NAME } from 
 import { runtimeForWorker } from './startup.js';
 import { SavedDOMException, jsonParse, now, savedQueueMicrotask } from './intrinsics.js';
 import { encodeJson } from './webidl.js';
+import { addWorkerGraphs } from './webgpu.js';
 
 const SavedWorker = typeof Worker === 'function' ? Worker : null;
 const HARDWARE_CONCURRENCY = Math.max(1, Number(globalThis.navigator && globalThis.navigator.hardwareConcurrency) || 1);
@@ -81,6 +82,7 @@ class TimelineClient {
     this.contexts = new Map();  // key -> callback(message) when the worker loses that context
     this.live = 0;
     this.dead = null;
+    this.graphsSeen = null;  // the worker's last tally of its gpu-context graphs
     TIMELINE_STATS.worker = 'starting';
     TIMELINE_STATS.startedMs = now();
     TIMELINE_STATS.workersStarted++;
@@ -171,6 +173,10 @@ class TimelineClient {
     } else if (op === 'lost') {
       const lose = this.contexts.get(id);
       if (lose) lose(ok);
+    } else if (op === 'graphs') {
+      // The worker's gpu-context graphs count as the page's (engineStats.webgpu.graphs).
+      addWorkerGraphs(this.graphsSeen, value);
+      this.graphsSeen = value;
     } else if (op === 'error') {
       // A posted call the page had checked failed in the worker (e.g. out of memory).
       TIMELINE_STATS.errors.push(value);

@@ -13,7 +13,8 @@ import { ENGINE_STATS } from './config.js';
 import { copyFromHeap, dispatchFast, engine, py, readTensorFast, ref, writeTensorFast } from './engine.js';
 import { provideRuntime } from './startup.js';
 import { INTERNAL, encodeJson } from './webidl.js';
-import { SavedUint8Array } from './intrinsics.js';
+import { SavedUint8Array, savedQueueMicrotask } from './intrinsics.js';
+import { graphsTally, onGraphsTally } from './webgpu.js';
 
 // When the last dispatches ran here (engineStats.timeline.dispatchTimes()).
 const TIMES = new Array(64);
@@ -29,7 +30,22 @@ let ml = null;
 // miss the page's snapshot). 'init' itself never queues (it may arrive after calls).
 let runtimeGiven = false;
 
+// The gpu-context graphs' tally (engineStats.webgpu.graphs) is the page's: it goes
+// out after each change, before any later message (a read's answer) leaves.
+let graphsChanged = false;
+function postGraphs() {
+  if (!graphsChanged) return;
+  graphsChanged = false;
+  globalThis.postMessage(['graphs', 0, 0, graphsTally()]);
+}
+onGraphsTally(() => {
+  if (graphsChanged) return;
+  graphsChanged = true;
+  savedQueueMicrotask(postGraphs);
+});
+
 function toPage(message, transfer) {
+  if (graphsChanged) postGraphs();
   globalThis.postMessage(message, transfer || []);
 }
 

@@ -351,7 +351,9 @@ def test_workers_keep_executing_in_thread(tpage):
 # page hands it the runtime wherever the hand-over waits for the page's engine (two
 # cores or fewer), and the worker must hold them until it has the runtime (before the
 # fix it started its own engine: 'built', the build-time snapshot fetched again).
-DEFAULT_PAGE = PAGE + "?config=%7B%7D"
+# No timeline setting; the build-time snapshot on every cold start (by default a start
+# fetches it only where the connection makes it pay, which a loaded machine can tip).
+DEFAULT_PAGE = PAGE + "?config=%7B%22buildSnapshot%22%3Atrue%7D"
 FIRST_USE = """async () => {
   const t0 = performance.now();
   const ctx = await navigator.ml.createContext();
@@ -367,30 +369,62 @@ FIRST_USE = """async () => {
   for (let i = 0; i < 600 && s.timeline.worker !== 'ready'; i++) await new Promise((r) => setTimeout(r, 100));
   return { y, location: s.kernels.location(ctx), mode: s.timeline.mode, worker: s.timeline.worker,
            page: s.snapshot, inWorker: s.timeline.workerStats && s.timeline.workerStats.snapshot,
-           config: webnnPolyfill.config.timeline, stored: !!s.snapshotStored };
+           config: webnnPolyfill.config.timeline, stored: !!s.snapshotStored,
+           workerThreads: s.timeline.workerStats && s.timeline.workerStats.threads, isolated: crossOriginIsolated };
 }"""
 
 
+def counting_server():
+    """A server of this checkout that records each file it sends in full (a 200: not a
+    304 revalidation, not a hit in the browser's HTTP cache)."""
+    import threading
+
+    import serve
+    from conftest import ROOT
+
+    sent = []
+
+    class Counting(serve.Handler):
+        def send_response(self, code, message=None):
+            if code == 200:
+                sent.append(self.path.split("?")[0].rsplit("/", 1)[-1])
+            super().send_response(code, message)
+
+    mounts = {**serve.default_mounts(), "/test-pages/": ROOT / "tests" / "browser" / "pages"}
+    srv = serve.Server(("127.0.0.1", 0), type("CountingHandler", (Counting,), {"mounts": mounts}))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, f"http://127.0.0.1:{srv.server_address[1]}", sent
+
+
 @pytest.mark.parametrize("cores", [2, 8])
-def test_by_default_the_worker_restores_the_pages_snapshot_cold_and_warm(browser, server, cores):
+def test_by_default_the_worker_restores_the_pages_snapshot_cold_and_warm(browser, cores):
     # navigator.hardwareConcurrency decides whether the worker starts beside the page's
     # engine or after it (js/src/timeline.js); both orders, whatever this machine has.
+    srv, base, sent = counting_server()
     context = browser.new_context()
     context.add_init_script(f"Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', {{get: () => {cores}}})")
     page = context.new_page()
     try:
         for start in ("cold", "warm", "warm"):
-            page.goto(server + DEFAULT_PAGE)
+            sent.clear()
+            page.goto(base + DEFAULT_PAGE)
             r = page.evaluate(FIRST_USE)
             assert r["y"] == [11, 22, 33, 44]
             assert r["config"] == "worker" and r["mode"] == "worker" and r["location"] == "worker", r
             assert r["worker"] == "ready", r
             assert r["page"] == ("built" if start == "cold" else "restored"), (start, r)
             assert r["inWorker"] == "from the page", (start, r)
+            # Nothing downloaded twice: the wasm, the archives, the kernels (the worker's pool's
+            # threads build too) and the snapshot at most once per visit, all by the page.
+            twice = {name for name in sent if sent.count(name) > 1}
+            assert not twice, (start, sorted(sent))
+            if r["isolated"]:  # the kernel pool runs in the worker, on the threads build the page handed over
+                assert r["workerThreads"]["active"] > 1 or r["workerThreads"]["requested"] == 1, r["workerThreads"]
             if start == "cold":  # the next visit restores the profile's own snapshot
                 page.wait_for_function("webnnPolyfill.engineStats.snapshotStored === true", timeout=120_000)
     finally:
         context.close()
+        srv.shutdown()
 
 
 def test_timeline_page_executes_in_the_page(browser, server):
@@ -446,5 +480,21 @@ def test_the_default_is_worker_in_a_window_and_in_thread_in_a_dedicated_worker(b
         assert r["inWindow"] == {"config": "worker", "location": "worker"}
         assert r["inWorker"].get("location") == "page" and r["inWorker"]["mode"] == "page", r
         assert "main thread" in r["inWorker"]["reason"]
+    finally:
+        context.close()
+
+
+def test_a_first_visit_without_the_build_snapshot_hands_the_worker_the_one_the_page_made(browser, server):
+    """buildSnapshot: false (as a slow first visit decides): the page's engine starts from
+    scratch and makes a snapshot; the worker, started after it (two cores), restores that
+    snapshot's bytes rather than initialising Python and importing numpy again."""
+    context = browser.new_context()
+    context.add_init_script("Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', {get: () => 2})")
+    page = context.new_page()
+    try:
+        page.goto(server + PAGE + "?config=" + '{"buildSnapshot":false}')
+        r = page.evaluate(FIRST_USE)
+        assert r["y"] == [11, 22, 33, 44] and r["location"] == "worker", r
+        assert r["page"] == "created" and r["inWorker"] == "from the page", r
     finally:
         context.close()
