@@ -71,7 +71,9 @@ function ownScript() {
 export const OWN_SCRIPT = ownScript();
 export const IS_WINDOW = typeof Window !== 'undefined' && globalThis instanceof Window && typeof document !== 'undefined';
 export const IS_SERVICE_WORKER = typeof ServiceWorkerGlobalScope !== 'undefined' && globalThis instanceof ServiceWorkerGlobalScope;
-export const IS_CLASSIC_WORKER = typeof WorkerGlobalScope !== 'undefined' && typeof importScripts === 'function';
+// A module worker has importScripts too (it throws there): the ES-module build (it knows
+// its own URL) in a worker is in a module worker, e.g. the timeline worker it starts.
+export const IS_CLASSIC_WORKER = typeof WorkerGlobalScope !== 'undefined' && typeof importScripts === 'function' && !SCRIPT_URL;
 
 // Read once at script load (never the page's later globals).
 const HARDWARE_CONCURRENCY = Math.max(1, Number(globalThis.navigator && globalThis.navigator.hardwareConcurrency) || 1);
