@@ -337,7 +337,7 @@ export function addWorkerGraphs(seen, now) {
 }
 
 function tally(commands) {
-  if (tallyListener && commands.length) tallyListener();
+  const before = GRAPHS.gpu + GRAPHS.cpu + GRAPHS.dispatchesGpu + GRAPHS.dispatchesCpu;
   for (const c of commands) {
     if (c[0] === 'plan') GRAPHS.gpu += 1;
     else if (c[0] === 'run') GRAPHS.dispatchesGpu += 1;
@@ -347,6 +347,7 @@ function tally(commands) {
       if (reason in GRAPHS.reasons || Object.keys(GRAPHS.reasons).length < 64) GRAPHS.reasons[reason] = (GRAPHS.reasons[reason] || 0) + 1;
     } else if (c[0] === 'cpu_run') GRAPHS.dispatchesCpu += 1;
   }
+  if (tallyListener && GRAPHS.gpu + GRAPHS.cpu + GRAPHS.dispatchesGpu + GRAPHS.dispatchesCpu !== before) tallyListener();
 }
 
 // The core's device commands of one reply: [[token, commands], ...] (token

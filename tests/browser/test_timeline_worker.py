@@ -286,7 +286,11 @@ def test_gpu_contexts_run_on_webgpu_in_the_worker(browser, server, playwright):
             return out;
           };
           const device = await (await navigator.gpu.requestAdapter()).requestDevice();
-          return {worker: await run('worker'), page: await run('page'), own: await run('worker', device)};
+          const worker = await run('worker');
+          // The page's engineStats.webgpu counts the worker's gpu-context graphs (the WPT
+          // runner's gpu summary reads it): one graph built and one dispatch on the GPU.
+          const tally = {...webnnPolyfill.engineStats.webgpu.graphs, available: webnnPolyfill.engineStats.webgpu.available};
+          return {worker, tally, page: await run('page'), own: await run('worker', device)};
         }""")
     finally:
         gpu_browser.close()
@@ -296,6 +300,8 @@ def test_gpu_contexts_run_on_webgpu_in_the_worker(browser, server, playwright):
     assert r["page"]["location"] == "page" and r["page"]["webgpu"]
     assert r["own"]["location"] == "page" and r["own"]["webgpu"]
     assert r["worker"]["bytes"] == r["page"]["bytes"] == r["own"]["bytes"]
+    t = r["tally"]
+    assert t["available"] is True and (t["gpu"], t["dispatchesGpu"], t["cpu"], t["dispatchesCpu"]) == (1, 1, 0, 0), t
 
 
 def test_the_worker_starts_from_the_pages_runtime_and_the_page_keeps_no_constants(tpage):
