@@ -322,17 +322,17 @@ export function graphsTally() {
     reasons: { ...GRAPHS.reasons }, available, adapter, reason };
 }
 
-// The page's side: a worker's tally `now` (cumulative) over `seen` (its last one) is
+// The page's side: a worker's tally (cumulative) over `seen` (its last one) is
 // added to the page's; the worker's device describes gpu contexts where the page
 // never looked for one of its own (its gpu contexts execute in that worker).
-export function addWorkerGraphs(seen, now) {
-  for (const k of ['gpu', 'cpu', 'dispatchesGpu', 'dispatchesCpu']) GRAPHS[k] += now[k] - ((seen && seen[k]) || 0);
-  for (const [reason, n] of Object.entries(now.reasons)) {
+export function addWorkerGraphs(seen, tally) {
+  for (const k of ['gpu', 'cpu', 'dispatchesGpu', 'dispatchesCpu']) GRAPHS[k] += tally[k] - ((seen && seen[k]) || 0);
+  for (const [reason, n] of Object.entries(tally.reasons)) {
     const add = n - ((seen && seen.reasons[reason]) || 0);
     if (add && (reason in GRAPHS.reasons || Object.keys(GRAPHS.reasons).length < 64)) GRAPHS.reasons[reason] = (GRAPHS.reasons[reason] || 0) + add;
   }
-  if (ENGINE_STATS.webgpu.available === null && now.available !== null) {
-    setWebgpuStats({ available: now.available, adapter: now.adapter, reason: now.reason });
+  if (ENGINE_STATS.webgpu.available === null && tally.available !== null) {
+    setWebgpuStats({ available: tally.available, adapter: tally.adapter, reason: tally.reason });
   }
 }
 
