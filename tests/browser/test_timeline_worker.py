@@ -1,5 +1,5 @@
 """The timeline worker (issue 32, docs/architecture.md "The timeline worker"): with
-WEBNN_POLYFILL_CONFIG.timeline = 'worker', a window's contexts execute in a dedicated
+WEBNN_POLYFILL_CONFIG.timeline = 'worker' (the default in a window), a window's contexts execute in a dedicated
 worker; dispatch() returns before the graph has run, the builder's errors stay as they
 are, results are bit-identical to in-page execution, the timeline keeps its order,
 errors from the worker are the spec's, and the worker ends with its last context.
