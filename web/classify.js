@@ -49,8 +49,9 @@ drop.addEventListener('drop', (e) => { e.preventDefault(); drop.classList.remove
 
 // Which backend ran the graph: the gpu device is WebGPU only where an adapter exists;
 // elsewhere (or for a graph with an op the GPU kernels lack) it is the cpu fallback, with the reason.
-function backendOf(context) {
-  const b = webnnPolyfill.engineStats.kernels.backend ? webnnPolyfill.engineStats.kernels.backend(context) : null;
+// A context in the polyfill's timeline worker (the default in a window) answers with a promise.
+async function backendOf(context) {
+  const b = webnnPolyfill.engineStats.kernels.backend ? await webnnPolyfill.engineStats.kernels.backend(context) : null;
   if (!b || b.backend !== 'webgpu') return { kind: 'cpu', text: 'cpu kernels' };
   if (!b.webgpu) return { kind: 'cpu-fallback', text: `cpu fallback: ${b.reason}` };
   if (b.partitions.length) return { kind: 'cpu-fallback', text: `cpu fallback: ${b.partitions[b.partitions.length - 1].reason}` };
@@ -135,7 +136,7 @@ async function run() {
     setTiming('min', fmtMs(r.minMs));
     const top = topK(r.probabilities, labels, 5);
     topFiveList($('#top5'), top, model.latencyOnly);
-    const backend = backendOf(c.context);
+    const backend = await backendOf(c.context);
     ranOn[dev] = { backend, medianMs: r.medianMs, model: model.title };
     showDeviceRun();
     document.body.dataset.backend = backend.kind;

@@ -39,7 +39,7 @@ export const CONFIG = Object.assign(
     // data live in a dedicated worker this script starts (dispatch() and writeTensor()
     // return at once; the page keeps building and validating); 'page': on the page's
     // own thread, as in a worker scope (docs/architecture.md, "The timeline worker").
-    timeline: 'page' },
+    timeline: 'worker' },
   globalThis.WEBNN_POLYFILL_CONFIG || {}, IS_TIMELINE_HOST ? hostConfig() : {});
 
 // Where this script was loaded from: the runtime files sit beside it by default.
@@ -71,7 +71,9 @@ function ownScript() {
 export const OWN_SCRIPT = ownScript();
 export const IS_WINDOW = typeof Window !== 'undefined' && globalThis instanceof Window && typeof document !== 'undefined';
 export const IS_SERVICE_WORKER = typeof ServiceWorkerGlobalScope !== 'undefined' && globalThis instanceof ServiceWorkerGlobalScope;
-export const IS_CLASSIC_WORKER = typeof WorkerGlobalScope !== 'undefined' && typeof importScripts === 'function';
+// A module worker has importScripts too (it throws there): the ES-module build (it knows
+// its own URL) in a worker is in a module worker, e.g. the timeline worker it starts.
+export const IS_CLASSIC_WORKER = typeof WorkerGlobalScope !== 'undefined' && typeof importScripts === 'function' && !SCRIPT_URL;
 
 // Read once at script load (never the page's later globals).
 const HARDWARE_CONCURRENCY = Math.max(1, Number(globalThis.navigator && globalThis.navigator.hardwareConcurrency) || 1);

@@ -115,6 +115,15 @@ export async function exportNNEF(graph, options) {
   const name = options && options.name !== undefined ? String(options.name) : 'G';
   const version = options && options.version !== undefined ? String(options.version) : '1.0';
   if (version !== '1.0' && version !== '2.0') throw new TypeError(`exportNNEF: version must be '1.0' or '2.0', got '${version}'`);
+  const remote = g.context && g.context.remote;
+  if (remote) {
+    // A graph of a context in the timeline worker: the page's copy holds no constants
+    // (js/src/timeline.js); the worker's graph, the same graph, exports them.
+    const ask = (method) => remote.client.request(['debug', 0, g.handle, method, [name, version]]);
+    const info = await ask('nnef_export');
+    const archive = await ask('nnef_export_archive');
+    return { text: info.text, files: info.files, names: info.mapping, archive };
+  }
   const info = py('nnef_export', [ref(g.handle), name, version]);
   const archive = py('nnef_export_archive', [ref(g.handle), name, version]);
   return { text: info.text, files: info.files, names: info.mapping, archive };

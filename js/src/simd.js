@@ -94,12 +94,12 @@ function pyToJs(value) {
 // sha256) and compiled from the moment the runtime's own files are
 // (startup.js prefetchRuntime), so a start only instantiates them. Each is
 // fetched once per prefetch round: after a failed start, the next fetches afresh.
-const KERNEL_LOADS = new WeakMap();
-
+// The loads live on the round (`kernelLoads`): startup.js runtimeForWorker hands the
+// compiled builds to the timeline worker, whose round starts with them (provideRuntime).
 function once(key, load) {
   const round = prefetchRuntime();
-  if (!KERNEL_LOADS.has(round)) KERNEL_LOADS.set(round, new Map());
-  const loads = KERNEL_LOADS.get(round);
+  if (!round.kernelLoads) round.kernelLoads = new Map();
+  const loads = round.kernelLoads;
   if (!loads.has(key)) {
     const promise = load();
     promise.catch(() => {});  // reported by whoever awaits it
@@ -136,7 +136,9 @@ function kernelBuild(allowRelaxed, threadsBuild) {
 function prefetchKernels() {
   const allowRelaxed = simdSetting() !== 'simd128';
   kernelBuild(allowRelaxed, false);
-  if (!poolUnavailableReason(ENGINE_STATS.threads.requested) && !pageEngineValidatesOnly()) kernelBuild(allowRelaxed, true);
+  // The threads build also where the timeline worker runs the pool: the page fetches and
+  // verifies it once and hands it over compiled (startup.js runtimeForWorker).
+  if (!poolUnavailableReason(ENGINE_STATS.threads.requested)) kernelBuild(allowRelaxed, true);
 }
 prefetchAlso(prefetchKernels);
 
@@ -159,6 +161,15 @@ async function attachPool(pyodide, fast, status) {
     : pageEngineValidatesOnly() ? "this page's contexts execute in the timeline worker (its kernel pool runs there)"
       : poolUnavailableReason(stats.requested);
   if (why) {
+    // The timeline worker's pool gets the threads build this page prefetched: a tampered
+    // file fails this start (createContext() rejects naming it), as in-page execution's does.
+    if (pageEngineValidatesOnly() && status.backend && !poolUnavailableReason(stats.requested)) {
+      try {
+        await kernelBuild(/relaxed/.test(status.detail), true);
+      } catch (e) {
+        if (e instanceof RuntimeIntegrityError) throw e;
+      }
+    }
     unavailable(why);
     return;
   }

@@ -508,6 +508,8 @@ export function prefetchAlso(start) {
 export function forgetPrefetch() {
   PREFETCH = null;
   AFTER_READY = [];
+  if (CREATED_SNAPSHOT) CREATED_SNAPSHOT.settle.reject(new Error('the start failed'));
+  CREATED_SNAPSHOT = null;
 }
 
 // Everything a start needs, fetched (and verified); idempotent. In two waves where
@@ -563,8 +565,15 @@ export function prefetchRuntime() {
 // download of the wasm, the stdlib or the snapshot, and no second compilation of
 // the wasm or of numpy's side modules (compiled modules are posted as they are).
 
+// The snapshot this page's engine made at its start (no stored or build-time one to
+// restore): its bytes once packed, for a timeline worker started after that engine.
+let CREATED_SNAPSHOT = null;
+
 // The page's side: its verified runtime, the start archive's files, numpy's compiled
-// modules and the raw engine snapshot (none where the page starts without one).
+// modules and the raw engine snapshot (none where the page starts without one). A
+// worker handed the runtime after the page's engine started (two cores or fewer)
+// restores the snapshot that start made (a first visit that did not fetch the
+// build-time one) instead of initialising Python and importing numpy again.
 export async function runtimeForWorker() {
   const fetches = prefetchRuntime();
   const [wasm, stdlib, lock, site, libraries] = await Promise.all(
@@ -580,11 +589,19 @@ export async function runtimeForWorker() {
         bytes = hit ? new Uint8Array(await hit.arrayBuffer()) : null;
       }
       snapshot = bytes || null;
+    } else if (CREATED_SNAPSHOT) {
+      snapshot = await CREATED_SNAPSHOT;
     }
   } catch (e) {
     snapshot = null;  // the worker starts without one, as the page would
   }
-  return { wasm, stdlib, lock, site, libraries, snapshot };
+  // The SIMD kernel builds this page compiled (simd.js: the threads build for the
+  // worker's kernel pool among them); one that failed here the worker tries itself.
+  const kernels = [];
+  for (const [key, load] of fetches.kernelLoads || []) {
+    try { kernels.push([key, await load]); } catch (e) { /* not handed over */ }
+  }
+  return { wasm, stdlib, lock, site, libraries, snapshot, kernels };
 }
 
 // The worker's side: the prefetch round is what the page gave (Pyodide's two scripts
@@ -610,6 +627,7 @@ export function provideRuntime(given) {
     site: Promise.resolve(given.site),
     siteDraining: Promise.resolve(),
     libraries: Promise.resolve(given.libraries),
+    kernelLoads: new Map((given.kernels || []).map(([key, build]) => [key, Promise.resolve(build)])),
   };
   for (const start of PREFETCH_ALSO) start();
   return PREFETCH;
@@ -1015,9 +1033,14 @@ export async function startRuntime() {
     const { pyodide, snapshot } = await startFresh(parts, { makeSnapshot: !!cache });
     ENGINE_STATS.snapshot = cache ? (snapshot ? 'created' : 'failed') : 'off';
     if (snapshot) {
-      // Off the critical path: hash, pack and store once the engine is up.
+      // Off the critical path: hash, pack and store once the engine is up (the
+      // timeline worker, started after this engine, restores these bytes).
+      let settle = null;
+      CREATED_SNAPSHOT = new Promise((resolve, reject) => { settle = { resolve, reject }; });
+      CREATED_SNAPSHOT.catch(() => {});
+      CREATED_SNAPSHOT.settle = settle;  // forgetPrefetch() rejects it (the task below never runs then)
       whenReady(() => serializeSnapshot(snapshot.meta, snapshot.payload)
-        .then((bytes) => storeSnapshot(cache, bytes)));
+        .then((b) => { settle.resolve(b); return storeSnapshot(cache, b); }, (e) => { settle.reject(e); throw e; }));
     }
     return pyodide;
   } finally {

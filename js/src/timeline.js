@@ -18,6 +18,7 @@ import { CONFIG, ENGINE_STATS, IS_WINDOW, OWN_SCRIPT, TIMELINE_HOST_NAME } from 
 import { runtimeForWorker } from './startup.js';
 import { SavedDOMException, jsonParse, now, savedQueueMicrotask, savedSetTimeout } from './intrinsics.js';
 import { encodeJson } from './webidl.js';
+import { addWorkerGraphs } from './webgpu.js';
 
 const SavedWorker = typeof Worker === 'function' ? Worker : null;
 const HARDWARE_CONCURRENCY = Math.max(1, Number(globalThis.navigator && globalThis.navigator.hardwareConcurrency) || 1);
@@ -90,6 +91,7 @@ class TimelineClient {
     this.idle = 0;  // counts opens and last closes: a scheduled end checks it is still the latest
     this.failedCall = false;
     this.dead = null;
+    this.graphsSeen = null;  // the worker's last tally of its gpu-context graphs
     TIMELINE_STATS.worker = 'starting';
     TIMELINE_STATS.startedMs = now();
     TIMELINE_STATS.workersStarted++;
@@ -185,6 +187,10 @@ class TimelineClient {
     } else if (op === 'lost') {
       const lose = this.contexts.get(id);
       if (lose) lose(ok);
+    } else if (op === 'graphs') {
+      // The worker's gpu-context graphs count as the page's (engineStats.webgpu.graphs).
+      addWorkerGraphs(this.graphsSeen, value);
+      this.graphsSeen = value;
     } else if (op === 'error') {
       // A posted call the page had checked failed in the worker (e.g. out of memory).
       if (value[0] === 'UnknownError') this.failedCall = true;

@@ -13,7 +13,8 @@ import { ENGINE_STATS } from './config.js';
 import { copyFromHeap, dispatchFast, engine, py, readTensorFast, ref, writeTensorFast } from './engine.js';
 import { provideRuntime } from './startup.js';
 import { INTERNAL, encodeJson } from './webidl.js';
-import { SavedUint8Array } from './intrinsics.js';
+import { SavedUint8Array, savedQueueMicrotask } from './intrinsics.js';
+import { graphsTally, onGraphsTally } from './webgpu.js';
 
 // When the last dispatches ran here (engineStats.timeline.dispatchTimes()).
 const TIMES = new Array(64);
@@ -24,8 +25,27 @@ const objects = new Map();  // the page's keys -> this worker's MLContext / MLTe
 const queue = [];
 let busy = false;
 let ml = null;
+// The page's runtime ('init') arrived: until then every call waits in the queue, so
+// nothing here starts an engine of its own (it would fetch the runtime again and
+// miss the page's snapshot). 'init' itself never queues (it may arrive after calls).
+let runtimeGiven = false;
+
+// The gpu-context graphs' tally (engineStats.webgpu.graphs) is the page's: it goes
+// out after each change, before any later message (a read's answer) leaves.
+let graphsChanged = false;
+function postGraphs() {
+  if (!graphsChanged) return;
+  graphsChanged = false;
+  globalThis.postMessage(['graphs', 0, 0, graphsTally()]);
+}
+onGraphsTally(() => {
+  if (graphsChanged) return;
+  graphsChanged = true;
+  savedQueueMicrotask(postGraphs);
+});
 
 function toPage(message, transfer) {
+  if (graphsChanged) postGraphs();
   globalThis.postMessage(message, transfer || []);
 }
 
@@ -58,6 +78,8 @@ function destroy(key) {
 
 const HANDLERS = {
   init(id, runtime) {
+    if (runtimeGiven) return;
+    runtimeGiven = true;
     provideRuntime(runtime);
     engine().then(() => {
       const { startMs, snapshot, threads, simd, phases, webgpu } = ENGINE_STATS;
@@ -139,7 +161,7 @@ const HANDLERS = {
 };
 
 function pump() {
-  while (!busy && queue.length) {
+  while (runtimeGiven && !busy && queue.length) {
     const message = queue.shift();
     const [op, id] = message;
     let result;
@@ -163,7 +185,8 @@ export function startTimelineHost() {
   ml = new ML(INTERNAL);
   globalThis.addEventListener('message', (e) => {
     const message = e.data;
-    if (message[0] === 'batch') for (const m of message[2]) queue.push(m);
+    if (message[0] === 'init') HANDLERS.init(...message.slice(1));
+    else if (message[0] === 'batch') for (const m of message[2]) queue.push(m);
     else queue.push(message);
     pump();
   });

@@ -308,7 +308,36 @@ export class GpuRunner {
   }
 }
 
+// A timeline worker's tally belongs to its page (js/src/timeline_host.js posts it,
+// js/src/timeline.js adds it to the page's): `listener` runs after each change.
+let tallyListener = null;
+export function onGraphsTally(listener) {
+  tallyListener = listener;
+}
+
+// This global's tally, with the device it ran on (plain data, for a message).
+export function graphsTally() {
+  const { available, adapter, reason } = ENGINE_STATS.webgpu;
+  return { gpu: GRAPHS.gpu, cpu: GRAPHS.cpu, dispatchesGpu: GRAPHS.dispatchesGpu, dispatchesCpu: GRAPHS.dispatchesCpu,
+    reasons: { ...GRAPHS.reasons }, available, adapter, reason };
+}
+
+// The page's side: a worker's tally (cumulative) over `seen` (its last one) is
+// added to the page's; the worker's device describes gpu contexts where the page
+// never looked for one of its own (its gpu contexts execute in that worker).
+export function addWorkerGraphs(seen, tally) {
+  for (const k of ['gpu', 'cpu', 'dispatchesGpu', 'dispatchesCpu']) GRAPHS[k] += tally[k] - ((seen && seen[k]) || 0);
+  for (const [reason, n] of Object.entries(tally.reasons)) {
+    const add = n - ((seen && seen.reasons[reason]) || 0);
+    if (add && (reason in GRAPHS.reasons || Object.keys(GRAPHS.reasons).length < 64)) GRAPHS.reasons[reason] = (GRAPHS.reasons[reason] || 0) + add;
+  }
+  if (ENGINE_STATS.webgpu.available === null && tally.available !== null) {
+    setWebgpuStats({ available: tally.available, adapter: tally.adapter, reason: tally.reason });
+  }
+}
+
 function tally(commands) {
+  const before = GRAPHS.gpu + GRAPHS.cpu + GRAPHS.dispatchesGpu + GRAPHS.dispatchesCpu;
   for (const c of commands) {
     if (c[0] === 'plan') GRAPHS.gpu += 1;
     else if (c[0] === 'run') GRAPHS.dispatchesGpu += 1;
@@ -318,6 +347,7 @@ function tally(commands) {
       if (reason in GRAPHS.reasons || Object.keys(GRAPHS.reasons).length < 64) GRAPHS.reasons[reason] = (GRAPHS.reasons[reason] || 0) + 1;
     } else if (c[0] === 'cpu_run') GRAPHS.dispatchesCpu += 1;
   }
+  if (tallyListener && GRAPHS.gpu + GRAPHS.cpu + GRAPHS.dispatchesGpu + GRAPHS.dispatchesCpu !== before) tallyListener();
 }
 
 // The core's device commands of one reply: [[token, commands], ...] (token

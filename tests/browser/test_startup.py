@@ -321,7 +321,8 @@ def test_without_the_relaxed_simd_builds_the_simd128_builds_run(browser, server)
     context = browser.new_context()
     try:
         context.route("**/webnn-kernels*-relaxed.wasm*", lambda route: route.fulfill(status=404, body="gone"))
-        fallback = run_start(context, server)
+        # In the page (timeline: 'page'): its engine runs the kernel pool whose threads are counted here.
+        fallback = run_start(context, server, {"timeline": "page"})
     finally:
         context.close()
     assert fallback["simd"]["backend"] and "relaxed" not in fallback["simd"]["detail"], fallback["simd"]

@@ -1,5 +1,5 @@
 """The timeline worker (issue 32, docs/architecture.md "The timeline worker"): with
-WEBNN_POLYFILL_CONFIG.timeline = 'worker', a window's contexts execute in a dedicated
+WEBNN_POLYFILL_CONFIG.timeline = 'worker' (the default in a window), a window's contexts execute in a dedicated
 worker; dispatch() returns before the graph has run, the builder's errors stay as they
 are, results are bit-identical to in-page execution, the timeline keeps its order,
 errors from the worker are the spec's, and the worker ends with its last context.
@@ -402,7 +402,11 @@ def test_gpu_contexts_run_on_webgpu_in_the_worker(browser, server, playwright):
             return out;
           };
           const device = await (await navigator.gpu.requestAdapter()).requestDevice();
-          return {worker: await run('worker'), page: await run('page'), own: await run('worker', device)};
+          const worker = await run('worker');
+          // The page's engineStats.webgpu counts the worker's gpu-context graphs (the WPT
+          // runner's gpu summary reads it): one graph built and one dispatch on the GPU.
+          const tally = {...webnnPolyfill.engineStats.webgpu.graphs, available: webnnPolyfill.engineStats.webgpu.available};
+          return {worker, tally, page: await run('page'), own: await run('worker', device)};
         }""")
     finally:
         gpu_browser.close()
@@ -412,6 +416,8 @@ def test_gpu_contexts_run_on_webgpu_in_the_worker(browser, server, playwright):
     assert r["page"]["location"] == "page" and r["page"]["webgpu"]
     assert r["own"]["location"] == "page" and r["own"]["webgpu"]
     assert r["worker"]["bytes"] == r["page"]["bytes"] == r["own"]["bytes"]
+    t = r["tally"]
+    assert t["available"] is True and (t["gpu"], t["dispatchesGpu"], t["cpu"], t["dispatchesCpu"]) == (1, 1, 0, 0), t
 
 
 def test_the_worker_starts_from_the_pages_runtime_and_the_page_keeps_no_constants(tpage):
@@ -458,3 +464,159 @@ def test_workers_keep_executing_in_thread(tpage):
     }""")
     assert r.get("location") == "page", r
     assert "main thread" in r["reason"]
+
+
+# The default (no WEBNN_POLYFILL_CONFIG.timeline): a window's contexts execute in the
+# timeline worker, and its engine restores the snapshot the page's engine restored
+# (engineStats.timeline.workerStats.snapshot 'from the page'), never one of its own:
+# the page's first calls (a context, a tensor, a build) reach the worker before the
+# page hands it the runtime wherever the hand-over waits for the page's engine (two
+# cores or fewer), and the worker must hold them until it has the runtime (before the
+# fix it started its own engine: 'built', the build-time snapshot fetched again).
+# No timeline setting; the build-time snapshot on every cold start (by default a start
+# fetches it only where the connection makes it pay, which a loaded machine can tip).
+DEFAULT_PAGE = PAGE + "?config=%7B%22buildSnapshot%22%3Atrue%7D"
+FIRST_USE = """async () => {
+  const t0 = performance.now();
+  const ctx = await navigator.ml.createContext();
+  const b = new MLGraphBuilder(ctx);
+  const x = b.input('x', {dataType: 'float32', shape: [4]});
+  const g = await b.build({y: b.add(x, b.constant({dataType: 'float32', shape: [4]}, new Float32Array([1, 2, 3, 4])))});
+  const xt = await ctx.createTensor({dataType: 'float32', shape: [4], writable: true});
+  const yt = await ctx.createTensor({dataType: 'float32', shape: [4], readable: true});
+  ctx.writeTensor(xt, new Float32Array([10, 20, 30, 40]));
+  ctx.dispatch(g, {x: xt}, {y: yt});
+  const y = Array.from(new Float32Array(await ctx.readTensor(yt)));
+  const s = webnnPolyfill.engineStats;
+  for (let i = 0; i < 600 && s.timeline.worker !== 'ready'; i++) await new Promise((r) => setTimeout(r, 100));
+  return { y, location: s.kernels.location(ctx), mode: s.timeline.mode, worker: s.timeline.worker,
+           page: s.snapshot, inWorker: s.timeline.workerStats && s.timeline.workerStats.snapshot,
+           config: webnnPolyfill.config.timeline, stored: !!s.snapshotStored,
+           workerThreads: s.timeline.workerStats && s.timeline.workerStats.threads, isolated: crossOriginIsolated };
+}"""
+
+
+def counting_server():
+    """A server of this checkout that records each file it sends in full (a 200: not a
+    304 revalidation, not a hit in the browser's HTTP cache)."""
+    import threading
+
+    import serve
+    from conftest import ROOT
+
+    sent = []
+
+    class Counting(serve.Handler):
+        def send_response(self, code, message=None):
+            if code == 200:
+                sent.append(self.path.split("?")[0].rsplit("/", 1)[-1])
+            super().send_response(code, message)
+
+    mounts = {**serve.default_mounts(), "/test-pages/": ROOT / "tests" / "browser" / "pages"}
+    srv = serve.Server(("127.0.0.1", 0), type("CountingHandler", (Counting,), {"mounts": mounts}))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, f"http://127.0.0.1:{srv.server_address[1]}", sent
+
+
+@pytest.mark.parametrize("cores", [2, 8])
+def test_by_default_the_worker_restores_the_pages_snapshot_cold_and_warm(browser, cores):
+    # navigator.hardwareConcurrency decides whether the worker starts beside the page's
+    # engine or after it (js/src/timeline.js); both orders, whatever this machine has.
+    srv, base, sent = counting_server()
+    context = browser.new_context()
+    context.add_init_script(f"Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', {{get: () => {cores}}})")
+    page = context.new_page()
+    try:
+        for start in ("cold", "warm", "warm"):
+            sent.clear()
+            page.goto(base + DEFAULT_PAGE)
+            r = page.evaluate(FIRST_USE)
+            assert r["y"] == [11, 22, 33, 44]
+            assert r["config"] == "worker" and r["mode"] == "worker" and r["location"] == "worker", r
+            assert r["worker"] == "ready", r
+            assert r["page"] == ("built" if start == "cold" else "restored"), (start, r)
+            assert r["inWorker"] == "from the page", (start, r)
+            # Nothing downloaded twice: the wasm, the archives, the kernels (the worker's pool's
+            # threads build too) and the snapshot at most once per visit, all by the page.
+            twice = {name for name in sent if sent.count(name) > 1}
+            assert not twice, (start, sorted(sent))
+            if r["isolated"]:  # the kernel pool runs in the worker, on the threads build the page handed over
+                assert r["workerThreads"]["active"] > 1 or r["workerThreads"]["requested"] == 1, r["workerThreads"]
+            if start == "cold":  # the next visit restores the profile's own snapshot
+                page.wait_for_function("webnnPolyfill.engineStats.snapshotStored === true", timeout=120_000)
+    finally:
+        context.close()
+        srv.shutdown()
+
+
+def test_timeline_page_executes_in_the_page(browser, server):
+    """The switch for pages that want the old behaviour: no worker, in-page execution."""
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(server + PAGE + "?config=" + '{"timeline":"page"}')
+        r = page.evaluate("""async () => {
+          const ctx = await navigator.ml.createContext();
+          const s = webnnPolyfill.engineStats;
+          const b = new MLGraphBuilder(ctx);
+          const x = b.input('x', {dataType: 'float32', shape: [2]});
+          const g = await b.build({y: b.mul(x, x)});
+          const xt = await ctx.createTensor({dataType: 'float32', shape: [2], writable: true});
+          const yt = await ctx.createTensor({dataType: 'float32', shape: [2], readable: true});
+          ctx.writeTensor(xt, new Float32Array([3, -4]));
+          ctx.dispatch(g, {x: xt}, {y: yt});
+          const y = Array.from(new Float32Array(await ctx.readTensor(yt)));
+          return { y, location: s.kernels.location(ctx), mode: s.timeline.mode, worker: s.timeline.worker,
+                   started: s.timeline.workersStarted, pageThreads: s.threads.reason,
+                   // the page's own kernels answer synchronously
+                   status: typeof s.kernels.status(ctx).then };
+        }""")
+        assert r["y"] == [9, 16]
+        assert r["location"] == "page" and r["mode"] == "page"
+        assert r["worker"] is None and r["started"] == 0  # no worker was ever spawned
+        assert r["status"] == "undefined"
+        assert "timeline worker" not in (r["pageThreads"] or "")
+    finally:
+        context.close()
+
+
+def test_the_default_is_worker_in_a_window_and_in_thread_in_a_dedicated_worker(browser, server):
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(server + DEFAULT_PAGE)
+        r = page.evaluate("""async () => {
+          const inWindow = { config: webnnPolyfill.config.timeline };
+          const ctx = await navigator.ml.createContext();
+          inWindow.location = webnnPolyfill.engineStats.kernels.location(ctx);
+          const script = new URL('/dist/webnn-polyfill.js', location.href).href;
+          const source = `importScripts(${JSON.stringify(script)});
+            navigator.ml.createContext().then((ctx) => postMessage({config: webnnPolyfill.config.timeline,
+              location: webnnPolyfill.engineStats.kernels.location(ctx), mode: webnnPolyfill.engineStats.timeline.mode,
+              reason: webnnPolyfill.engineStats.timeline.reason}), (e) => postMessage({error: String(e)}));`;
+          const w = new Worker(URL.createObjectURL(new Blob([source], {type: 'text/javascript'})));
+          const inWorker = await new Promise((resolve) => { w.onmessage = (e) => resolve(e.data); w.onerror = (e) => resolve({error: e.message}); });
+          w.terminate();
+          return { inWindow, inWorker };
+        }""")
+        assert r["inWindow"] == {"config": "worker", "location": "worker"}
+        assert r["inWorker"].get("location") == "page" and r["inWorker"]["mode"] == "page", r
+        assert "main thread" in r["inWorker"]["reason"]
+    finally:
+        context.close()
+
+
+def test_a_first_visit_without_the_build_snapshot_hands_the_worker_the_one_the_page_made(browser, server):
+    """buildSnapshot: false (as a slow first visit decides): the page's engine starts from
+    scratch and makes a snapshot; the worker, started after it (two cores), restores that
+    snapshot's bytes rather than initialising Python and importing numpy again."""
+    context = browser.new_context()
+    context.add_init_script("Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', {get: () => 2})")
+    page = context.new_page()
+    try:
+        page.goto(server + PAGE + "?config=" + '{"buildSnapshot":false}')
+        r = page.evaluate(FIRST_USE)
+        assert r["y"] == [11, 22, 33, 44] and r["location"] == "worker", r
+        assert r["page"] == "created" and r["inWorker"] == "from the page", r
+    finally:
+        context.close()

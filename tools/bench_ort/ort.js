@@ -122,7 +122,10 @@ window.ready = (async () => {
   if (EP === 'webnn' || EP === 'polyfill' || EP === 'standin') {  // ep=polyfill: only the polyfill (tools/profile_build.py)
     // The polyfill first, then ORT: the WebNN EP finds navigator.ml. Start its engine
     // before any timing (the first createContext() boots Pyodide).
-    self.WEBNN_POLYFILL_CONFIG = { threads: POLYFILL_THREADS };
+    // In the page (timeline: 'page', not the window's default timeline worker): the split
+    // of ORT's time by engineStats.engine, tools/profile_build.py, profile_run.py and
+    // bench_ort/graph_check.py run Python in the engine that executes the graphs.
+    self.WEBNN_POLYFILL_CONFIG = { threads: POLYFILL_THREADS, timeline: 'page' };
     await loadScript('/dist/webnn-polyfill.js');
     const t0 = performance.now();
     const context = await navigator.ml.createContext({ deviceType: 'cpu' });

@@ -35,7 +35,9 @@ const VENDOR = '/vendor/@tensorflow/';
 const now = () => performance.now();
 const TIMELINE = q.get('timeline') === 'worker' ? 'worker' : 'page';
 const RESPOND_MS = (parseFloat(q.get('respond')) || 0) * 1000;
-if (TIMELINE === 'worker') self.WEBNN_POLYFILL_CONFIG = { ...(self.WEBNN_POLYFILL_CONFIG || {}), timeline: 'worker' };
+// Always explicit (the polyfill's default in a window is 'worker'): without timeline=worker
+// the polyfill row executes in the page, as its profile mode (the page's engine) needs.
+self.WEBNN_POLYFILL_CONFIG = { ...(self.WEBNN_POLYFILL_CONFIG || {}), timeline: TIMELINE };
 
 // Inferences back to back for `ms`, as a page's camera loop would run them (no yield of
 // its own between them), while requestAnimationFrame counts the frames the page draws.
