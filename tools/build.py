@@ -186,7 +186,8 @@ def add_start_archives(manifest: dict, runtime_dir: Path, wheel: str) -> None:
     manifest["start"] = {
         "stdlib": info["stdlib"], "site": info["site"], "libraries": info["libraries"],
         "onDemand": [{"file": "python_stdlib.zip", "into": "stdlib", "modules": info["stdlibOnDemand"]},
-                     {"file": numpy, "into": "site", "modules": info["numpyOnDemand"]}],
+                     {"file": numpy, "into": "site", "modules": info["numpyOnDemand"]},
+                     {"file": wheel, "into": "site", "modules": info["coreOnDemand"]}],
     }
 
 

@@ -71,6 +71,11 @@ CPYTHON_ONLY = {"argparse"}
 # A file of a package that a start loads: not C headers, stubs, Cython sources or tests.
 NOT_RUNTIME = re.compile(r"\.(h|pyi|pxd|c|cpp)$|/(tests|include)/")
 SO_SUFFIX = ".cpython-312-wasm32-emscripten.so"
+# The engine's packages a start does not import (the NNEF and StableHLO importers, front
+# ends a page may never use): left out of the site archive, fetched with the core wheel
+# on their first import (py/webnn_core/ondemand.py). 0.14 MB brotli of a first visit.
+# (Were a start to import one, tools/compile_pyc.mjs's start would fail the build.)
+LAZY_CORE = ("webnn_core/nnef/", "webnn_core/nnef2/", "webnn_core/xla/")
 
 
 def module_name(path: str) -> str | None:
@@ -341,7 +346,8 @@ def build(dest: Path, stdlib_zip: Path, numpy_wheel: Path, core_wheel: Path, ext
         npy_keep = {npy.files[m] for m in numpy_mods if m in npy.files}
         site_members = [(n, nz.read(n)) for n in sorted(npy_keep) if not NOT_RUNTIME.search(n)]
         site_members += [(i.filename, cz.read(i)) for i in cz.infolist()
-                         if not i.filename.endswith("/") and ".dist-info/" not in i.filename]
+                         if not i.filename.endswith("/") and ".dist-info/" not in i.filename
+                         and not i.filename.startswith(LAZY_CORE)]
         # The modules a start imports as bytecode, compiled by the runtime's own Python.
         std_source, site_source = _stored_zip(std_members), _stored_zip(site_members)
         pyc = compile_start(runtime_dir or stdlib_zip.parent, std_source, site_source, start_modules())
@@ -358,6 +364,7 @@ def build(dest: Path, stdlib_zip: Path, numpy_wheel: Path, core_wheel: Path, ext
             "stdlibOnDemand": sorted(set(std.files) - kept_std),
             "numpyOnDemand": sorted(m for m in set(npy.files) - kept_npy
                                     if not NOT_RUNTIME.search(npy.files[m])),
+            "coreOnDemand": sorted(m for m in core.files if core.files[m].startswith(LAZY_CORE)),
         }
 
 

@@ -1,9 +1,10 @@
 """Modules outside the first-visit archives, fetched when first imported (Pyodide only).
 
-A first visit fetches only the standard-library modules and the numpy files a start
-needs (tools/start_archives.py, issue 34). Any other module of the standard library or
-of numpy still imports: the first import of one fetches the full file it comes from
-(python_stdlib.zip, the numpy wheel, both kept beside the runtime), checks its sha256
+A first visit fetches only the standard-library modules, the numpy files and the
+engine's modules a start needs (tools/start_archives.py, issue 34). Any other module of
+the standard library, numpy or the engine (its NNEF and StableHLO importers) still
+imports: the first import of one fetches the full file it comes from (python_stdlib.zip,
+the numpy wheel, the core wheel, all kept beside the runtime), checks its sha256
 against the one the polyfill's build baked in, and puts it in place; the import then
 proceeds as usual. Where that cannot be done (no synchronous fetch in a service
 worker, the network gone, a file that fails verification) the import fails with an
@@ -86,6 +87,9 @@ class OnDemandFinder:
         with zipfile.ZipFile(io.BytesIO(data)) as z:
             for info in z.infolist():
                 target = os.path.join(self.site_packages, info.filename)
+                # Not a module's source beside the start archive's bytecode of it (`name.pyc`).
+                if target.endswith(".py") and os.path.exists(target + "c"):
+                    continue
                 if not info.is_dir() and not os.path.exists(target):
                     os.makedirs(os.path.dirname(target), exist_ok=True)
                     with z.open(info) as src, open(target, "wb") as dst:

@@ -18,11 +18,18 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 DIST = ROOT / "dist"
 # Modules no start archive holds (checked below): two of the standard library, one
-# codec, and numpy's fft and random with their compiled modules.
+# codec, numpy's fft and random with their compiled modules, and the engine's NNEF and
+# StableHLO importers (with the NNEF 2.0 stdlib's data files).
 OUTSIDE = r"""
-import json, statistics, xml.dom.minidom
+import json, os, statistics, xml.dom.minidom
 import numpy as np
+import webnn_core
+core = os.path.dirname(webnn_core.__file__)
+before = [os.path.isdir(os.path.join(core, p)) for p in ("nnef", "nnef2", "xla")]
+import webnn_core.nnef.parser, webnn_core.nnef2, webnn_core.xla
 json.dumps({
+    "core": [before, sorted(f for f in os.listdir(os.path.join(core, "nnef2", "stdlib")) if f.endswith(".sknd"))[:3],
+             os.path.exists(os.path.join(core, "bridge.py"))],
     "mean": statistics.fmean([1.0, 2.0, 4.5]),
     "xml": xml.dom.minidom.parseString("<a><b>hi</b></a>").documentElement.firstChild.firstChild.data,
     "cp1252": b"\x80\x93".decode("cp1252"),
@@ -33,7 +40,10 @@ json.dumps({
 
 
 def expected_outside():
-    return {"mean": statistics.fmean([1.0, 2.0, 4.5]),
+    sknd = sorted(p.name for p in (ROOT / "py" / "webnn_core" / "nnef2" / "stdlib").glob("*.sknd"))[:3]
+    # none there before; the data files come along; no source beside the start's bytecode
+    return {"core": [[False, False, False], sknd, False],
+            "mean": statistics.fmean([1.0, 2.0, 4.5]),
             "xml": xml.dom.minidom.parseString("<a><b>hi</b></a>").documentElement.firstChild.firstChild.data,
             "cp1252": b"\x80\x93".decode("cp1252"),
             "fft": np.abs(np.fft.fft([1.0, 2.0, 3.0, 4.0])).tolist(),
@@ -68,6 +78,8 @@ def test_the_start_archives_leave_these_modules_out():
     assert "encodings/utf_8.pyc" in stdlib
     site = set(start_archive("webnn-site-start").namelist())
     assert not any(n.startswith(("numpy/fft/", "numpy/random/")) for n in site)
+    assert not any(n.startswith(("webnn_core/nnef/", "webnn_core/nnef2/", "webnn_core/xla/")) for n in site)
+    assert "webnn_core/bridge.pyc" in site
     assert sorted(n.rsplit("/", 1)[-1].split(".")[0] for n in site if n.endswith(".so")) == [
         "_multiarray_tests", "_multiarray_umath", "_umath_linalg"]
 
@@ -85,7 +97,8 @@ def test_modules_outside_the_start_archives_import_on_demand(browser, server, co
     assert got == want
     assert result["snapshot"] == ("off" if config.get("snapshot") is False else "built")
     files = [entry.split(" ")[0] for entry in result["onDemand"]]
-    assert sorted(files) == sorted(["python_stdlib.zip", next(DIST.glob("numpy-*.whl")).name]), result["onDemand"]
+    assert sorted(files) == sorted(["python_stdlib.zip", next(DIST.glob("numpy-*.whl")).name,
+                                    next(DIST.glob("webnn_polyfill-*.whl")).name]), result["onDemand"]
 
 
 def test_a_module_that_cannot_be_fetched_fails_naming_it(browser, server):
