@@ -8,7 +8,7 @@ One page holds both kinds of context: `webnnPolyfill.config.timeline` is read at
 createContext(), so flipping it to 'page' makes an in-page context to compare with."""
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS
+from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT
 
 WEBGPU_ARGS = ["--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader"]  # as tests/browser/test_webgpu.py
 
@@ -502,7 +502,6 @@ def counting_server():
     import threading
 
     import serve
-    from conftest import ROOT
 
     sent = []
 
