@@ -453,22 +453,8 @@ defineOperation(MLContext.prototype, 'readTensor', 1, promiseOperation(function 
         unpin();
       }
     });
-    function settle() {
-      if (s.destroyed || t.destroyed) {
-        reject(new SavedDOMException('readTensor: the tensor or its context was destroyed before the read completed', 'InvalidStateError'));
-        return;
-      }
-      if (!target) {
-        resolve(typedArrayBuffer(snapshot));
-        return;
-      }
-      const view = bytesOf(target);
-      if (view.byteLength < length) {
-        reject(new TypeError('readTensor: outputData was detached or shrunk before the read completed'));
-        return;
-      }
-      typedArraySet(view, heapView(reply.bytes));
-      resolve(undefined);
+    function settle() {  // the pinned heap bytes are read only here, still pinned
+      finishRead(s, t, target, length, target ? heapView(reply.bytes) : snapshot, null, resolve, reject);
     }
   });
 }));
