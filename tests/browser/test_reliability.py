@@ -200,17 +200,22 @@ def test_simd_kernels_use_pyodides_memory_beside_a_page_module(epage, server):
     assert max(abs(a - b) for a, b in zip(r["conv"], r["expected"])) < 1e-4
 
 
+def check_in_own_renderer(engine, request, server, expression, timeout):
+    """A reliability check in a browser of its own (a renderer whose heap it may fill)."""
+    browser = launch_engine(engine, request)
+    try:
+        page = browser.new_page()
+        page.goto(f"{server}/test-pages/reliability.html")
+        return page.evaluate(expression, timeout=timeout)
+    finally:
+        browser.close()
+
+
 def test_transfers_are_right_past_2_gib_of_heap(engine, request, server):
     """#2: with the wasm heap over 2 GiB (two 1 GiB tensors), a 16 MiB write/read,
     a 128 MiB dispatch output, an earlier tensor and long non-ASCII text all
     come back exactly. Needs ~3 GiB of memory for the renderer."""
-    browser = launch_engine(engine, request)  # a renderer of its own
-    try:
-        page = browser.new_page()
-        page.goto(f"{server}/test-pages/reliability.html")
-        r = page.evaluate("runCheck('bigHeap')", timeout=300)
-    finally:
-        browser.close()
+    r = check_in_own_renderer(engine, request, server, "runCheck('bigHeap')", timeout=300)
     assert r["heapGiB"] > 2, r
     assert r == {**r, "write16": True, "dispatch128": True, "early": True, "labelKept": True, "names": True}, r
 
@@ -221,13 +226,7 @@ def test_huge_labels_past_2_gib_of_heap_keep_their_typeerror(engine, request, se
     (ED: errors carry the label), never Python's text. Long text crosses as UTF-8 in the
     heap (bridge.call_text), not through Pyodide's string conversion. Needs ~4 GiB of
     memory for the renderer."""
-    browser = launch_engine(engine, request)  # a renderer of its own
-    try:
-        page = browser.new_page()
-        page.goto(f"{server}/test-pages/reliability.html")
-        r = page.evaluate("runCheck('hugeLabels', {codePoints: 24000000})", timeout=600)
-    finally:
-        browser.close()
+    r = check_in_own_renderer(engine, request, server, "runCheck('hugeLabels', {codePoints: 24000000})", timeout=600)
     assert r["heapGiB"] > 2, r
     for kind in ("ascii", "bmp", "astral"):
         assert r[kind]["error"] == "TypeError" and r[kind]["labelled"], (kind, r[kind])
