@@ -693,6 +693,10 @@ def main(argv=None) -> int:
                         "TF.js wasm; Chromium)")
     p.add_argument("--network-engines", default=",".join(k for k, _, _, _ in NETWORK_ENGINES),
                    help="comma list of " + ", ".join(k for k, _, _, _ in NETWORK_ENGINES))
+    p.add_argument("--timeline-ab", type=int, default=0, metavar="PAIRS",
+                   help="only the timeline worker's latency against in-page execution: per model, PAIRS "
+                        "inferences alternating between a page context and a worker context in one page "
+                        "(issue 32's 1.1x bound; drifts of the machine's speed affect both alike)")
     p.add_argument("--networks", default="10mbit/s,unthrottled",
                    help="with --network: comma list of the networks to run (10mbit/s, unthrottled)")
     p.add_argument("--layouts", action="store_true",
@@ -736,6 +740,8 @@ def main(argv=None) -> int:
 
     if args.network:
         return main_network(args, argv)
+    if args.timeline_ab:
+        return main_timeline_ab(args, argv)
     tfjs_problem = ensure_tfjs() if args.startup_runs > 0 or any(k.startswith("tfjs") for k, _, _ in engines) else None
     server = serve.start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
@@ -778,6 +784,40 @@ def main(argv=None) -> int:
     if args.startup_only:
         ok = bool(data.get("startup", {}).get("polyfill", {}).get("warm"))
     return 0 if ok else 1
+
+
+def main_timeline_ab(args, argv) -> int:
+    """--timeline-ab PAIRS: web/bench/?timelineAB=PAIRS, one page, printed (and in --out)."""
+    server = serve.start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    profiles = Profiles(args.browser)
+    try:
+        browser = profiles.new()
+        page = browser.new_page()
+        query = f"engine=polyfill&timelineAB={args.timeline_ab}&warmup={args.warmup}&models={','.join(args.models)}"
+        page.goto(f"{base}/bench/?{query}", timeout=args.page_timeout)
+        r = page.evaluate("window.benchResult", timeout=args.page_timeout)
+        browser.close()
+    finally:
+        profiles.close()
+        server.shutdown()
+    if r.get("error") or not r.get("timelineAB"):
+        print(f"bench: {r.get('error') or r}", file=sys.stderr)
+        return 1
+    command = "python3 tools/bench.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    data = {"machine": machine_info(args.browser, profiles.version), "command": command, "timelineAB": r["timelineAB"]}
+    print(f"Machine: {machine_line(data['machine'])}\n")
+    print("| model | in the page: median / min (ms) | timeline worker: median / min (ms) | worker / page: "
+          "ratio of medians | median of the pairs' ratios | pairs |\n|---|---:|---:|---:|---:|---:|")
+    for model, ab in r["timelineAB"].items():
+        assert ab["location"] == {"page": "page", "worker": "worker"}, ab["location"]
+        print(f"| {MODEL_TITLES.get(model, model)} | {fmt(ab['pageMs'])} / {fmt(ab['pageMinMs'])} | "
+              f"{fmt(ab['workerMs'])} / {fmt(ab['workerMinMs'])} | {ab['ratioOfMedians']:.3f}× | "
+              f"{ab['medianRatio']:.3f}× | {ab['pairs']} |")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(data, indent=1) + "\n")
+    return 0
 
 
 def main_network(args, argv) -> int:

@@ -11,7 +11,10 @@
 // TF.js's cpu backend takes tens of seconds per SqueezeNet inference),
 // timeline=worker (polyfill: WEBNN_POLYFILL_CONFIG.timeline, the timeline worker),
 // respond=S (per model: S seconds of inferences back to back while the page counts its
-// requestAnimationFrame frames: page-thread time per inference, frame rate, longest gap).
+// requestAnimationFrame frames: page-thread time per inference, frame rate, longest gap),
+// timelineAB=N (polyfill: per model, one context in the page and one in the timeline worker,
+// N pairs of inferences alternating between them: a latency ratio that drifts of the
+// machine's speed affect alike).
 import { MODELS, createClassifier, median, yieldTask, warmUp, INPUT_SHAPE } from '../lib/models.js';
 import { imageToTensor, topK, fetchLabels } from '../lib/image.js';
 import { resolveWeights } from '../lib/weights.js';
@@ -230,6 +233,41 @@ async function polyfillOps(context, runs) {
   return out;
 }
 
+// The same model in a context of each timeline, inferences alternating (which goes first
+// alternates too), after WARMUP_MS (at least 3 pairs) of untimed ones.
+async function timelineAB(id, input, pairs) {
+  const make = async (where) => {
+    webnnPolyfill.config.timeline = where;
+    try {
+      return await createClassifier(id, { deviceType: DEVICE, weights: await resolveWeights(cfg, MODELS[id].probe) });
+    } finally {
+      webnnPolyfill.config.timeline = TIMELINE;
+    }
+  };
+  const sides = { page: await make('page'), worker: await make('worker') };
+  const location = { page: webnnPolyfill.engineStats.kernels.location(sides.page.context),
+    worker: webnnPolyfill.engineStats.kernels.location(sides.worker.context) };
+  const kernels = { page: await webnnPolyfill.engineStats.kernels.backend(sides.page.context),
+    worker: await webnnPolyfill.engineStats.kernels.backend(sides.worker.context) };
+  const timed = async (c) => { await yieldTask(); const t0 = now(); await c.infer(input); return now() - t0; };
+  const t0 = now();
+  for (let i = 0; i < 3 || now() - t0 < WARMUP_MS; i++) { await timed(sides.page); await timed(sides.worker); }
+  const ms = { page: [], worker: [] };
+  const ratios = [];
+  for (let i = 0; i < pairs; i++) {
+    const order = i % 2 ? ['worker', 'page'] : ['page', 'worker'];
+    const got = {};
+    for (const where of order) got[where] = await timed(sides[where]);
+    ms.page.push(got.page);
+    ms.worker.push(got.worker);
+    ratios.push(got.worker / got.page);
+  }
+  sides.page.destroy();
+  sides.worker.destroy();
+  return { location, kernels, pageMs: median(ms.page), workerMs: median(ms.worker), pageMinMs: Math.min(...ms.page),
+    workerMinMs: Math.min(...ms.worker), ratioOfMedians: median(ms.worker) / median(ms.page), medianRatio: median(ratios), pairs };
+}
+
 async function runPolyfill(input, labels) {
   const result = { engine: 'polyfill', backend: cfg.fastPaths ? 'fast paths' : 'numpy only', fastPaths: cfg.fastPaths, device: DEVICE, timeline: TIMELINE };
   if (DEVICE === 'gpu') result.backend = 'gpu device';
@@ -237,6 +275,14 @@ async function runPolyfill(input, labels) {
   const { start } = await polyfillStart();
   result.start = start;
   if (q.get('startOnly')) return result;
+  if (q.get('timelineAB')) {
+    result.timelineAB = {};
+    for (const id of MODEL_IDS) {
+      status.show(`${MODELS[id].title}: page vs timeline worker, alternating…`);
+      result.timelineAB[id] = await timelineAB(id, input, parseInt(q.get('timelineAB'), 10));
+    }
+    return result;
+  }
   if (DEVICE === 'gpu') {
     result.adapter = await webgpuAdapter();
     result.webgpu = { ...webnnPolyfill.engineStats.webgpu };
