@@ -280,23 +280,13 @@ function snapshotKey() {
     part(START.stdlib), part(START.site)].join('-');
 }
 
-function packSnapshot(meta, files, memory) {
-  const payloadSize = files.reduce((n, f) => n + f.bytes.length, 0);
-  const memoryOffset = Math.ceil(payloadSize / 16) * 16;
-  meta.files = [];
-  let at = 0;
-  for (const f of files) {
-    meta.files.push([f.path, at, f.bytes.length]);
-    at += f.bytes.length;
-  }
+// The payload is Pyodide's memory snapshot without its zero pages (format 5 holds no
+// package files: they come from the site-packages archive on every start).
+function packSnapshot(meta, memory) {
   const { kept, zeroRuns } = elideZeroPages(memory);
-  meta.memory = [memoryOffset, kept.length];
+  meta.memory = [0, kept.length];
   meta.memoryPages = { length: memory.length, zeroRuns };
-  const payload = new Uint8Array(memoryOffset + kept.length);
-  at = 0;
-  for (const f of files) { payload.set(f.bytes, at); at += f.bytes.length; }
-  payload.set(kept, memoryOffset);
-  return { meta, payload };
+  return { meta, payload: kept };
 }
 
 async function serializeSnapshot(meta, payload) {
@@ -1045,7 +1035,7 @@ export async function startRuntime() {
       CREATED_SNAPSHOT = new Promise((resolve, reject) => { settle = { resolve, reject }; });
       CREATED_SNAPSHOT.catch(() => {});
       CREATED_SNAPSHOT.settle = settle;  // forgetPrefetch() rejects it (the task below never runs then)
-      whenReady(() => Promise.resolve().then(() => packSnapshot(snapshot.meta, [], snapshot.memory))
+      whenReady(() => Promise.resolve().then(() => packSnapshot(snapshot.meta, snapshot.memory))
         .then(({ meta, payload }) => serializeSnapshot(meta, payload))
         .then((b) => { settle.resolve(b); return storeSnapshot(cache, b); }, (e) => { settle.reject(e); throw e; }));
     }
@@ -1062,6 +1052,6 @@ export async function exportEngineSnapshot() {
   const parts = await runtimeParts(fetches);
   const { snapshot } = await startFresh(parts, { makeSnapshot: true });
   if (!snapshot) throw new Error('the engine could not be snapshotted');
-  const { meta, payload } = packSnapshot(snapshot.meta, [], snapshot.memory);
+  const { meta, payload } = packSnapshot(snapshot.meta, snapshot.memory);
   return serializeSnapshot(meta, payload);
 }
