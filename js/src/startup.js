@@ -419,8 +419,12 @@ async function findSnapshot(cache, willRestore = () => {}) {
         if (inflater) inflater.write(chunk);
       });
     } catch (e) {
+      // Not downloaded (offline, the connection cut mid-body, a 404): the build's
+      // snapshot is only a shortcut, so this is a normal start that still makes
+      // and stores its own snapshot.
       if (inflater) inflater.abort(e);
-      throw e;
+      if (CONFIG.debug) console.warn('webnn-polyfill: built engine snapshot not downloaded, starting normally:', e);
+      return null;
     }
     if (inflater) inflater.close();
     markTime('snapshotFetched');

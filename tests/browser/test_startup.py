@@ -50,12 +50,15 @@ def run_start(context, server, config=None, squeezenet=False, wait=0):
         query["wait"] = str(wait)
     page = context.new_page()
     page.set_default_timeout(300_000)
+    console = []  # with {"debug": true} in the config, why a start went the way it did
+    page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
     try:
         page.goto(f"{server}/test-pages/startup.html?{urllib.parse.urlencode(query)}")
         result = page.evaluate("window.result")
     finally:
         page.close()
-    assert "error" not in result, result
+    assert "error" not in result, (result, console)
+    result["console"] = console
     return result
 
 
@@ -234,10 +237,27 @@ def test_a_build_snapshot_of_another_size_falls_back_to_a_normal_start(browser, 
     script.write_text(text)
     mounts = {**serve.default_mounts(), "/dist/": dist, "/test-pages/": ROOT / "tests" / "browser" / "pages"}
     srv = serve.start(mounts=mounts)
-    result = cold_start_served_by(browser, srv)
-    assert result["snapshot"] == "created", result["snapshot"]
+    result = cold_start_served_by(browser, srv, {**WITH_BUILD_SNAPSHOT, "debug": True})
+    assert result["snapshot"] == "created", (result["snapshot"], result["console"])
     assert_battery_matches_numpy(result["battery"])
 
+
+
+@pytest.mark.parametrize("failure", ["connectionreset", "404"])
+def test_a_build_snapshot_that_does_not_download_falls_back_to_a_normal_start(browser, server, failure):
+    """The build-time snapshot is a shortcut: when its download fails, the start is
+    a normal one that still makes (and stores) this profile's own snapshot."""
+    context = browser.new_context()
+    try:
+        if failure == "404":
+            context.route("**/*.snapshot.gz*", lambda route: route.fulfill(status=404, body="gone"))
+        else:
+            context.route("**/*.snapshot.gz*", lambda route: route.abort(failure))
+        result = run_start(context, server, {**WITH_BUILD_SNAPSHOT, "debug": True})
+        assert result["snapshot"] == "created", (result["snapshot"], result["console"])
+        assert_battery_matches_numpy(result["battery"])
+    finally:
+        context.close()
 
 def tampered_dist(tmp_path, pick):
     dist = tmp_path / "dist"
