@@ -808,12 +808,13 @@ def main_timeline_ab(args, argv) -> int:
     data = {"machine": machine_info(args.browser, profiles.version), "command": command, "timelineAB": r["timelineAB"]}
     print(f"Machine: {machine_line(data['machine'])}\n")
     print("| model | in the page: median / min (ms) | timeline worker: median / min (ms) | worker / page: "
-          "ratio of medians | median of the pairs' ratios | pairs |\n|---|---:|---:|---:|---:|---:|")
+          "ratio of medians | median of the pairs' ratios | pairs | in the worker's dispatch / the rest, "
+          "medians (ms) |\n|---|---:|---:|---:|---:|---:|---:|")
     for model, ab in r["timelineAB"].items():
         assert ab["location"] == {"page": "page", "worker": "worker"}, ab["location"]
         print(f"| {MODEL_TITLES.get(model, model)} | {fmt(ab['pageMs'])} / {fmt(ab['pageMinMs'])} | "
               f"{fmt(ab['workerMs'])} / {fmt(ab['workerMinMs'])} | {ab['ratioOfMedians']:.3f}× | "
-              f"{ab['medianRatio']:.3f}× | {ab['pairs']} |")
+              f"{ab['medianRatio']:.3f}× | {ab['pairs']} | {fmt(ab['workerDispatchMs'])} / {fmt(ab['workerOutsideMs'])} |")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(data, indent=1) + "\n")

@@ -330,14 +330,20 @@ def test_status_line_does_not_animate_while_inference_is_timed(gpage, server):
       s.show('Building the graph…');
       const again = [spin(), running()];
       s.timing('Running the first inference…');
+      // An indeterminate <progress> animates too (its frames are drawn whenever the page's
+      // thread is free: during a timeline worker's inference, not during an in-page one).
+      const indeterminate = [s.bar.hidden, s.bar.hasAttribute('value')];
+      s.show('Building the graph…');
+      const shownAgain = s.bar.hidden;
       s.done('ok');
       const done = [el.classList.contains('timing'), s.spinner.hidden];
       el.remove();
-      return { busy, timed, again, done };
+      return { busy, timed, again, indeterminate, shownAgain, done };
     }""")
     assert r["busy"] == ["spin", 1], r
     assert r["timed"] == ["none", 0, "Repeating inference 3/10…", 0.3, "frozen"], r
     assert r["again"] == ["spin", 1], r
+    assert r["indeterminate"] == [True, False] and r["shownAgain"] is False, r
     assert r["done"] == [False, True], r
     assert not page.errors, page.errors
 

@@ -249,23 +249,52 @@ async function timelineAB(id, input, pairs) {
     worker: webnnPolyfill.engineStats.kernels.location(sides.worker.context) };
   const kernels = { page: await webnnPolyfill.engineStats.kernels.backend(sides.page.context),
     worker: await webnnPolyfill.engineStats.kernels.backend(sides.worker.context) };
-  const timed = async (c) => { await yieldTask(); const t0 = now(); await c.infer(input); return now() - t0; };
+  // Each inference's span in epoch ms (the worker's dispatch times are in those units).
+  const timed = async (c) => {
+    await yieldTask();
+    const t0 = now();
+    await c.infer(input);
+    const t1 = now();
+    return { ms: t1 - t0, span: [performance.timeOrigin + t0, performance.timeOrigin + t1] };
+  };
   const t0 = now();
   for (let i = 0; i < 3 || now() - t0 < WARMUP_MS; i++) { await timed(sides.page); await timed(sides.worker); }
   const ms = { page: [], worker: [] };
   const ratios = [];
+  // Where the worker's time goes: its dispatch (engineStats.timeline.dispatchTimes(), the
+  // last 64, fetched between pairs) against the whole call; the rest is the page's checks,
+  // the messages and the read.
+  const spans = [];
+  const dispatches = new Map();
+  const collect = async () => { for (const t of await webnnPolyfill.engineStats.timeline.dispatchTimes()) dispatches.set(t[0], t); };
   for (let i = 0; i < pairs; i++) {
     const order = i % 2 ? ['worker', 'page'] : ['page', 'worker'];
     const got = {};
-    for (const where of order) got[where] = await timed(sides[where]);
+    for (const where of order) {
+      const r = await timed(sides[where]);
+      got[where] = r.ms;
+      if (where === 'worker') spans.push(r.span);
+    }
     ms.page.push(got.page);
     ms.worker.push(got.worker);
     ratios.push(got.worker / got.page);
+    if (i % 32 === 31) await collect();
+  }
+  await collect();
+  const inside = [];
+  const outside = [];
+  for (const [a, b] of spans) {
+    const d = [...dispatches.values()].filter(([s, e]) => s >= a && e <= b);
+    if (d.length !== 1) continue;
+    inside.push(d[0][1] - d[0][0]);
+    outside.push(b - a - (d[0][1] - d[0][0]));
   }
   sides.page.destroy();
   sides.worker.destroy();
   return { location, kernels, pageMs: median(ms.page), workerMs: median(ms.worker), pageMinMs: Math.min(...ms.page),
-    workerMinMs: Math.min(...ms.worker), ratioOfMedians: median(ms.worker) / median(ms.page), medianRatio: median(ratios), pairs };
+    workerMinMs: Math.min(...ms.worker), ratioOfMedians: median(ms.worker) / median(ms.page), medianRatio: median(ratios), pairs,
+    workerDispatchMs: inside.length ? median(inside) : null, workerOutsideMs: outside.length ? median(outside) : null,
+    workerDispatchesMatched: inside.length };
 }
 
 async function runPolyfill(input, labels) {
@@ -278,7 +307,7 @@ async function runPolyfill(input, labels) {
   if (q.get('timelineAB')) {
     result.timelineAB = {};
     for (const id of MODEL_IDS) {
-      status.show(`${MODELS[id].title}: page vs timeline worker, alternating…`);
+      status.timing(`${MODELS[id].title}: page vs timeline worker, alternating…`);
       result.timelineAB[id] = await timelineAB(id, input, parseInt(q.get('timelineAB'), 10));
     }
     return result;
@@ -292,7 +321,7 @@ async function runPolyfill(input, labels) {
   for (const id of MODEL_IDS) {
     status.show(`${MODELS[id].title}: weights + build…`);
     const c = await createClassifier(id, { deviceType: DEVICE, weights: await resolveWeights(cfg, MODELS[id].probe) });
-    status.show(`${MODELS[id].title}: ${RUNS} inferences…`);
+    status.timing(`${MODELS[id].title}: ${RUNS} inferences…`);
     const r = await c.run(input, RUNS, () => {}, BUDGET_MS, WARMUP_MS);
     result.models[id] = {
       weightsMs: c.timings.weightsMs, buildMs: c.timings.buildMs, firstMs: r.firstMs,
@@ -306,17 +335,17 @@ async function runPolyfill(input, labels) {
     }
     result.models[id].location = webnnPolyfill.engineStats.kernels.location(c.context);
     if (RESPOND_MS) {
-      status.show(`${MODELS[id].title}: inferences back to back, counting frames…`);
+      status.timing(`${MODELS[id].title}: inferences back to back, counting frames…`);
       result.models[id].responsive = await responsiveness(() => c.infer(input), RESPOND_MS);
     }
     if (q.get('profile') && TIMELINE === 'page') {  // the profile hooks the page's engine
-      status.show(`${MODELS[id].title}: per-op profile…`);
+      status.timing(`${MODELS[id].title}: per-op profile…`);
       result.profile[id] = await polyfillProfile(c, input, Math.min(RUNS, 5));
     }
     c.destroy();
   }
   if (q.get('ops')) {
-    status.show('Single ops…');
+    status.timing('Single ops…');
     const context = await navigator.ml.createContext({ deviceType: 'cpu' });
     result.ops = await polyfillOps(context, RUNS);
   }
@@ -433,7 +462,7 @@ async function runTfjs(input, labels) {
       x.dispose(); y.dispose();
       return data;
     };
-    status.show(`${MODELS[id].title}: ${RUNS} inferences…`);
+    status.timing(`${MODELS[id].title}: ${RUNS} inferences…`);
     t = now();
     const probabilities = await infer();
     const firstMs = now() - t;
@@ -454,7 +483,7 @@ async function runTfjs(input, labels) {
     };
   }
   if (q.get('ops')) {
-    status.show('Single ops…');
+    status.timing('Single ops…');
     result.ops = await tfOps(RUNS);
   }
   result.numTensors = tf.memory().numTensors;

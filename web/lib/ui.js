@@ -53,6 +53,7 @@ export class Status {
   timing(text, fraction) {
     this.show(text, fraction);
     this.el.classList.add('timing');
+    if (fraction == null) this.bar.hidden = true;  // an indeterminate bar animates too
   }
 
   tick() {
