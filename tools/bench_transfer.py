@@ -10,7 +10,9 @@ at another build's dist/ (e.g. one built from an older commit) to compare.
 --timeline worker runs the context in the timeline worker (WEBNN_POLYFILL_CONFIG.timeline):
 then writeTensor and dispatch only post, and readTensor's time is the round trip.
 --tiny-rounds N repeats the one-element loop N times in the same page and prints each
-round's median (later rounds: after V8 has tiered the engines' wasm up).
+round's median (later rounds: after V8 has tiered the engines' wasm up), with the timeline
+worker's own dispatch time per round; last, a bare page -> worker -> page round trip (the
+floor under any call through a worker on this machine).
 """
 from __future__ import annotations
 
@@ -59,6 +61,13 @@ def table(result: dict) -> str:
     later = result.get("tinyRoundsMs", [])[1:]
     if later:
         lines.append("later rounds: " + " / ".join(f"{ms:.3f}" for ms in later) + " ms (medians)")
+    if result.get("workerDispatchMs"):
+        lines.append("the timeline worker's own dispatch, per round: "
+                     + " / ".join(f"{ms:.3f}" for ms in result["workerDispatchMs"]) + " ms (medians of the last 64)")
+    if result.get("pingPongMs"):
+        pp = result["pingPongMs"]
+        lines.append(f"bare page -> worker -> page round trip: {pp['median']:.3f} ms median, {pp['min']:.3f} ms min "
+                     f"(cross-origin isolated: {str(result.get('crossOriginIsolated')).lower()})")
     return "\n".join(lines)
 
 

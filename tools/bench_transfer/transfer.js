@@ -44,12 +44,35 @@ window.bench = async (sizesMiB, runs, tinyRuns, tinyRounds = 1) => {
   const one = new Float32Array([2]);
   // Rounds after the first show the floor once V8 has tiered the engines' wasm up.
   const tinyRoundsMs = [];
+  // Through the timeline worker: the worker's own dispatch of each round's last 64 calls.
+  const workerDispatchMs = [];
   for (let r = 0; r < tinyRounds; r++) {
     tinyRoundsMs.push(await timeIt(tinyRuns, async () => {
       ctx.writeTensor(ti, one);
       ctx.dispatch(g, { x: ti }, { y: to });
       await ctx.readTensor(to);
     }));
+    const times = await webnnPolyfill.engineStats.timeline.dispatchTimes();
+    if (times.length) workerDispatchMs.push(median(times.map(([start, end]) => end - start)));
   }
-  return { rows, tinyMs: tinyRoundsMs[0], tinyRoundsMs, userAgent: navigator.userAgent };
+  return { rows, tinyMs: tinyRoundsMs[0], tinyRoundsMs, workerDispatchMs, pingPongMs: await pingPong(1000),
+    crossOriginIsolated: self.crossOriginIsolated, userAgent: navigator.userAgent };
 };
+
+// The floor under any call through a worker: a bare page -> worker -> page round trip of a
+// small array (a worker that only echoes), median and minimum of `runs` after 200 untimed.
+async function pingPong(runs) {
+  const url = URL.createObjectURL(new Blob(['onmessage = (e) => postMessage(e.data);']));
+  const worker = new Worker(url);
+  const once = () => new Promise((resolve) => { worker.onmessage = resolve; worker.postMessage([1, 2, 3]); });
+  for (let i = 0; i < 200; i++) await once();
+  const times = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await once();
+    times.push(performance.now() - t0);
+  }
+  worker.terminate();
+  URL.revokeObjectURL(url);
+  return { median: median(times), min: Math.min(...times) };
+}
