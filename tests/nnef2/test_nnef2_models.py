@@ -17,6 +17,7 @@ import pytest
 
 from webnn_core import bridge
 from webnn_core.context import Context
+from webnn_core.errors import WebNNTypeError
 from webnn_core.nnef import load_model as load_v1
 from webnn_core.nnef import samples
 from webnn_core.nnef.errors import NNEFDataError, NNEFSemanticError
@@ -372,3 +373,45 @@ graph Q {
     np.testing.assert_array_equal(load({"main.sknd": text}).run({"x": x})["y"], np.maximum(x, 0))   # parsed only
     q = load({"main.sknd": text}, quantization=True).run({"x": x})["y"]
     np.testing.assert_array_equal(q, [[0.0, 1.0, 0.0, 1.5]])   # round(x / 0.5) * 0.5, half away from zero
+
+
+UNUSED_V1 = """version 1.0;
+graph G( x, unused ) -> ( y )
+{
+    x = external<scalar>(shape = [2, 3]);
+    unused = external<scalar>(shape = [4]);
+    y = add(x, x);
+}
+"""
+UNUSED_V2 = """import math;
+graph G {
+    @input { x: real[2, 3]; unused: real[4]; }
+    @output { y: real[2, 3]; }
+    @compose { y = math.add(x, x); }
+}
+"""
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+def test_a_declared_input_no_output_uses_is_neither_bound_nor_required(version):
+    """A graph parameter that no output depends on: the built WebNN graph has no such input,
+    so the model's inputs (what loadNNEF tells a page to bind) leave it out, and run() works
+    without it and ignores it when given (after checking its declared shape)."""
+    files = {"graph.nnef": UNUSED_V1.encode()} if version == "1.0" else {"main.sknd": UNUSED_V2}
+    model = load_v1(files) if version == "1.0" else load(files)
+    assert model.inputs == {"x": {"dataType": "float32", "shape": [2, 3]}}
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(model.run({"x": x})["y"], x + x)
+    np.testing.assert_array_equal(model.run({"x": x, "unused": np.zeros(4, np.float32)})["y"], x + x)
+    with pytest.raises(NNEFDataError, match="'unused' has shape \\[5\\], the graph declares \\[4\\]"):
+        model.run({"x": x, "unused": np.zeros(5, np.float32)})
+    missing = (NNEFDataError, "missing input 'x'") if version == "2.0" else (WebNNTypeError, r"must be exactly \['x'\]")
+    with pytest.raises(missing[0], match=missing[1]):
+        model.run({"unused": np.zeros(4, np.float32)})
+    # Through the bridge (webnnPolyfill.loadNNEF): the inputs to bind are the graph's.
+    ctx = {"$o": call("create_context", ["cpu", "default"])["ok"]}
+    data = files["graph.nnef"] if version == "1.0" else files["main.sknd"].encode()
+    path = "graph.nnef" if version == "1.0" else "main.sknd"
+    r = call("nnef_load", [ctx, [[path, 0, len(data)]], {}], data)["ok"]
+    assert r.get("version", "1.0") == version and r["inputs"] == {"x": {"dataType": "float32", "shape": [2, 3]}}
+    assert list(r["allInputs"]) == ["x"]

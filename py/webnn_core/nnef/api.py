@@ -13,7 +13,7 @@ import numpy as np
 
 from ..context import Context
 from ..errors import WebNNError
-from .errors import NNEFSemanticError
+from .errors import NNEFDataError, NNEFSemanticError
 from .loader import load
 from .lowering import Lowering
 
@@ -71,7 +71,14 @@ class NNEFModel:
     def run(self, inputs: dict) -> dict:
         """Compute the outputs for `inputs` (name -> array). Updated variables
         are fed from, and written back to, `state_values`."""
-        feeds = dict(inputs)
+        feeds = {}
+        for name, value in inputs.items():
+            if name in self.graph.inputs or name not in self.nnef.inputs:
+                feeds[name] = value  # an unknown name: compute() names the inputs
+            elif list(np.shape(value)) != list(self.nnef.tensors[name].shape):
+                # A graph parameter no output depends on: the WebNN graph has no such input.
+                raise NNEFDataError(f"input '{name}' has shape {list(np.shape(value))}, the graph declares "
+                                    f"{list(self.nnef.tensors[name].shape)}")
         for name in self.state:
             if name in self.graph.inputs:
                 feeds[name] = self.state_values[name]

@@ -72,7 +72,7 @@ def main(argv=None) -> int:
 
         model = load(args.model, graph=args.graph, attrs=attrs, quantization=args.quantization)
         files = _pairs(args.input, "--input")
-        unknown = sorted(set(files) - set(model.inputs))
+        unknown = sorted(set(files) - set(model.input_tensors))  # a declared input no output uses is ignored
         if unknown:
             raise NNEFError(f"unknown input(s) {unknown}; the model's inputs are {sorted(model.inputs)}")
         feeds, missing = {}, []

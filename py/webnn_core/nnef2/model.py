@@ -148,8 +148,11 @@ class Model:
 
     @property
     def inputs(self):
+        """The inputs the built graph takes, name -> descriptor. A declared input that no
+        output depends on is not one of them (as in NNEF 1.0: webnn_core.nnef.api): the
+        WebNN graph has no such input to bind, and run() accepts and ignores it."""
         return {n: {"dataType": t.operand.dtype if t.operand is not None else None, "shape": list(t.shape)}
-                for n, t in self.input_tensors.items()}
+                for n, t in self.input_tensors.items() if self.graph is None or n in self.graph.inputs}
 
     @property
     def outputs(self):
@@ -157,11 +160,17 @@ class Model:
             {n: {"shape": list(t.shape)} for n, t in self.output_tensors.items()}
 
     def run(self, inputs: dict) -> dict:
+        taken = self.inputs
         feeds = {}
-        for name, desc in self.inputs.items():
+        for name, value in inputs.items():
+            if name in taken or name not in self.input_tensors:
+                feeds[name] = np.asarray(value)  # an unknown name: compute() names the inputs
+            elif list(np.shape(value)) != list(self.input_tensors[name].shape):
+                raise NNEFDataError(f"input '{name}' has shape {list(np.shape(value))}, the graph declares "
+                                    f"{list(self.input_tensors[name].shape)}")
+        for name, desc in taken.items():
             if name not in inputs:
                 raise NNEFDataError(f"missing input '{name}' ({desc['dataType']}{desc['shape']})")
-            feeds[name] = np.asarray(inputs[name])
         return self.context.compute(self.graph, feeds)
 
 
