@@ -35,9 +35,13 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "tools"))
 
+from differential import evaluate  # noqa: E402  (page.evaluate with a deadline: PageHang)
 from graphs import random_graph  # noqa: E402
 
 CHUNK_S = 30  # one page.evaluate at most this long
+# How long the page may take to answer before the run counts a hang (a promise that never
+# settles is a finding, not a stuck run): its start, a chunk, the memory campaign.
+READY_S, ANSWER_S, MEMORY_S = 300, 4 * CHUNK_S, 900
 HEAP_BOUND = 256 * 2**20
 
 
@@ -69,7 +73,7 @@ def run_on_page(page, base_url: str, seconds: float, seed: int, cycles: int = 50
     (tools/progress.py) shows the campaign and the seconds spent on a terminal."""
     report = {"seed": seed, "seconds": seconds, "counts": {}, "failures": [], "skipped": {}}
     page.goto(f"{base_url}/fuzz/fuzz.html")
-    page.evaluate("fuzz.ready()")
+    evaluate(page, "() => fuzz.ready()", None, READY_S)
     started = time.monotonic()
     shares = {"webidl": 0.5, "graphs": 0.3, "timelines": 0.2}
     active = [p for p in parts if p in shares]
@@ -95,7 +99,7 @@ def run_on_page(page, base_url: str, seconds: float, seed: int, cycles: int = 50
             except Exception as e:  # the page crashed or an evaluate failed: a finding too
                 report["failures"].append({"kind": part, "problem": f"page failure: {e}", "reproducer": f"seed {chunk_seed}"})
                 page.goto(f"{base_url}/fuzz/fuzz.html")
-                page.evaluate("fuzz.ready()")
+                evaluate(page, "() => fuzz.ready()", None, READY_S)
             k += 1
 
     def add(counts):
@@ -110,7 +114,7 @@ def run_on_page(page, base_url: str, seconds: float, seed: int, cycles: int = 50
             report["idl"] = where
 
             def webidl(chunk_seed, s):
-                r = page.evaluate("([idl, seed, ms]) => fuzz.idl(idl, seed, ms)", [idl, chunk_seed, s * 1000])
+                r = evaluate(page, "([idl, seed, ms]) => fuzz.idl(idl, seed, ms)", [idl, chunk_seed, s * 1000], ANSWER_S)
                 add(r["counts"])
                 for f in r["failures"]:
                     report["failures"].append({**f, "seed": chunk_seed})
@@ -121,7 +125,7 @@ def run_on_page(page, base_url: str, seconds: float, seed: int, cycles: int = 50
             end = time.monotonic() + s
             while time.monotonic() < end:
                 batch = [random_graph(rng) for _ in range(10)]
-                results = page.evaluate("(specs) => fuzz.graphs(specs)", [spec for spec, _ in batch])
+                results = evaluate(page, "(specs) => fuzz.graphs(specs)", [spec for spec, _ in batch], ANSWER_S)
                 for (spec, expected), got in zip(batch, results):
                     report["counts"]["graphs"] = report["counts"].get("graphs", 0) + 1
                     problem = compare(expected, got)
@@ -131,21 +135,21 @@ def run_on_page(page, base_url: str, seconds: float, seed: int, cycles: int = 50
         chunks("graphs", graphs)
     if "timelines" in parts:
         def timelines(chunk_seed, s):
-            r = page.evaluate("([seed, ms]) => fuzz.timelines(seed, ms)", [chunk_seed, s * 1000])
+            r = evaluate(page, "([seed, ms]) => fuzz.timelines(seed, ms)", [chunk_seed, s * 1000], ANSWER_S)
             add(r["counts"])
             for f in r["failures"]:
                 report["failures"].append({**f, "seed": chunk_seed})
         chunks("timelines", timelines)
     if "memory" in parts and cycles:
         tick(f"memory ({cycles} cycles)")
-        r = page.evaluate("([c, m]) => fuzz.memory(c, m)", [cycles, mib])
+        r = evaluate(page, "([c, m]) => fuzz.memory(c, m)", [cycles, mib], MEMORY_S)
         report["memory"] = r
         add({"memory_cycles": r["cycles"]})
         if r["peakGrowthBytes"] > HEAP_BOUND:
             report["failures"].append({"kind": "memory", "problem": f"heap grew {r['peakGrowthBytes'] / 2**20:.0f} MiB over "
                                        f"{cycles} cycles of a {mib} MiB constant (bound 256 MiB)",
                                        "reproducer": f"fuzz.memory({cycles}, {mib})"})
-    healthy = page.evaluate("fuzz.healthy()")
+    healthy = evaluate(page, "() => fuzz.healthy()", None, ANSWER_S)
     if healthy is not True:
         report["failures"].append({"kind": "health", "problem": f"page unusable at the end: {healthy}", "reproducer": f"seed {seed}"})
     report["elapsed_s"] = round(time.monotonic() - started, 1)

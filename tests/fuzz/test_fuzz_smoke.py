@@ -23,3 +23,22 @@ def test_fuzz_smoke(page, fuzz_server):
     assert counts.get("graphs", 0) >= 10 and counts.get("timelines", 0) >= 3 and counts.get("memory_cycles") == 60
     if "webidl" not in report["skipped"]:
         assert counts.get("calls", 0) >= 100
+
+
+def test_a_page_that_never_answers_is_a_hang_not_a_stuck_run(page, fuzz_server):
+    """The fuzz runners' page.evaluate with a deadline (tests/fuzz/differential.py evaluate):
+    Playwright's own waits for ever on a promise that never settles."""
+    import sys
+    import time
+
+    sys.path.insert(0, str(ROOT / "tests" / "fuzz"))
+    from differential import PageHang, evaluate
+
+    page.goto(f"{fuzz_server}/fuzz/fuzz.html")
+    assert evaluate(page, "([a, b]) => Promise.resolve(a + b)", [2, 3], 5) == 5
+    started = time.monotonic()
+    with pytest.raises(PageHang, match="no answer after 1 s"):
+        evaluate(page, "() => new Promise(() => {})", None, 1)
+    assert time.monotonic() - started < 30
+    with pytest.raises(Exception, match="boom"):  # a page error is not a hang
+        evaluate(page, "() => Promise.reject(new Error('boom'))", None, 5)
