@@ -196,7 +196,7 @@ def run_startup(base: str, args, progress: Progress) -> dict:
     """Start-up only, interleaved: for each of N rounds and each engine, a new
     browser profile (cold: empty HTTP cache, Cache Storage and code cache),
     then the same page again in that profile (warm)."""
-    runs = {key: {"label": label, "cold": [], "warm": [], "snapshot": [], "phases": []}
+    runs = {key: {"label": label, "cold": [], "warm": [], "firstCold": [], "firstWarm": [], "snapshot": [], "phases": []}
             for key, label, _ in STARTUP_ENGINES}
     profiles = Profiles(args.browser)
     task = progress.add("start-up rounds", total=args.startup_runs * len(STARTUP_ENGINES))
@@ -213,6 +213,8 @@ def run_startup(base: str, args, progress: Progress) -> dict:
                             runs[key]["error"] = r.get("unavailable") or r.get("error") or "no start time"
                             break
                         runs[key][kind].append(r["start"]["readyMs"])
+                        if r["start"].get("firstResultMs") is not None:
+                            runs[key]["first" + kind.title()].append(r["start"]["firstResultMs"])
                         if key.startswith("polyfill"):
                             runs[key]["snapshot"].append(r["start"].get("snapshot"))
                             runs[key]["phases"].append({"kind": kind, **(r["start"].get("phases") or {})})
@@ -405,18 +407,24 @@ def startup_table(startup: dict) -> str:
            "wasm backend scripts inserted → `tf.setBackend('wasm')` + `tf.ready()`. Cold = a new browser profile "
            "(empty HTTP cache, Cache Storage and code cache: the polyfill restores the build-time engine snapshot "
            "served beside the runtime); warm = the same page again in that profile (the polyfill restores its "
-           "snapshot from Cache Storage). Engines interleaved round by round; medians.\n",
-           "| engine | cold profile | warm profile | runs |", "|---|---:|---:|---:|"]
+           "snapshot from Cache Storage). First result: the same start, then a one-op graph (relu of 4 values) built, "
+           "written, dispatched and read back (TF.js: `tf.relu` and `data()`), as a page's first inference; "
+           "with the timeline worker it waits for the worker's engine, which `createContext()` does not. "
+           "Engines interleaved round by round; medians.\n",
+           "| engine | cold profile | warm profile | first result, cold | first result, warm | runs |",
+           "|---|---:|---:|---:|---:|---:|"]
     for r in (poly, startup.get("polyfill-worker", {}), tf):
         if not r:
             continue
         if r.get("error"):
-            out.append(f"| {r['label']} | unavailable: {str(r['error'])[:100]} | | |")
+            out.append(f"| {r['label']} | unavailable: {str(r['error'])[:100]} | | | | |")
             continue
-        out.append(f"| {r['label']} | {fmt(median(r['cold']))} | {fmt(median(r['warm']))} | {len(r['cold'])} |")
+        first = [fmt(median(r[k])) if r.get(k) else "–" for k in ("firstCold", "firstWarm")]
+        out.append(f"| {r['label']} | {fmt(median(r['cold']))} | {fmt(median(r['warm']))} | {first[0]} | {first[1]} | "
+                   f"{len(r['cold'])} |")
     if poly.get("cold") and tf.get("cold") and not tf.get("error"):
         out.append(f"| **polyfill / TF.js wasm** | **{ratio(median(poly['cold']), median(tf['cold']))}** | "
-                   f"**{ratio(median(poly['warm']), median(tf['warm']))}** | |")
+                   f"**{ratio(median(poly['warm']), median(tf['warm']))}** | | | |")
     out.append("")
     if poly.get("phases"):
         out.append("Polyfill start, median ms after its script ran at which each step finished "

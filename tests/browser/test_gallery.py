@@ -374,6 +374,16 @@ def test_bench_tables_from_canned_results():
     assert "TF.js webgl | unavailable: no WebGL" in text
     assert "| conv2d 3x3 | 100.0 | 10.0 | 40.0 (0.25×) | 20.00 |" in text
     assert "| conv2d+relu (3x3) | 8 | 150 | 75 % | yes |" in text
+    startup = bench.startup_table({
+        "polyfill": {"label": "WebNN polyfill", "cold": [900, 1100, 1000], "warm": [700, 800, 750],
+                     "firstCold": [1200, 1000, 1100], "firstWarm": [900, 950, 800]},
+        "polyfill-worker": {"label": "WebNN polyfill, timeline worker", "cold": [950], "warm": [700],
+                            "firstCold": [], "firstWarm": []},
+        "tfjs-wasm": {"label": "TF.js wasm, single-threaded", "cold": [100], "warm": [150],
+                      "firstCold": [110], "firstWarm": [160]}})
+    assert "| WebNN polyfill | 1 000 | 750 | 1 100 | 900 | 3 |" in startup
+    assert "| WebNN polyfill, timeline worker | 950 | 700 | – | – | 1 |" in startup  # a run without first results
+    assert "| **polyfill / TF.js wasm** | **10×** | **5.00×** | | | |" in startup
     md = ROOT / "test-results" / "bench-tables.md"
     md.parent.mkdir(exist_ok=True)
     md.write_text("# Perf\n\nprose\n\n<!-- bench:begin -->\nOLD-TABLE\n<!-- bench:end -->\n\nafter\n")

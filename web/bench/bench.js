@@ -125,6 +125,22 @@ async function polyfillStart() {
     snapshot: stats.snapshot, phases: { ...stats.phases } } };
 }
 
+// The first result after a start (startOnly): a one-op graph built, its tensors created,
+// written, dispatched and read, as a page's first inference would be; ms since the script was
+// inserted (with the timeline worker this waits for the worker's engine, createContext() not).
+async function polyfillFirstResult(context, readyMs) {
+  const t = now();
+  const b = new MLGraphBuilder(context);
+  const graph = await b.build({ y: b.relu(b.input('x', { dataType: 'float32', shape: [4] })) });
+  const x = await context.createTensor({ dataType: 'float32', shape: [4], writable: true });
+  const y = await context.createTensor({ dataType: 'float32', shape: [4], readable: true });
+  context.writeTensor(x, new Float32Array([-1, 0, 1, 2]));
+  context.dispatch(graph, { x }, { y });
+  const got = Array.from(new Float32Array(await context.readTensor(y)));
+  if (got.join() !== '0,0,1,2') throw new Error(`relu gave ${got}`);
+  return readyMs + now() - t;
+}
+
 const PROFILE_SETUP = `
 import time
 from webnn_core import bridge
@@ -301,9 +317,12 @@ async function runPolyfill(input, labels) {
   const result = { engine: 'polyfill', backend: cfg.fastPaths ? 'fast paths' : 'numpy only', fastPaths: cfg.fastPaths, device: DEVICE, timeline: TIMELINE };
   if (DEVICE === 'gpu') result.backend = 'gpu device';
   status.show('Starting the polyfill engine…');
-  const { start } = await polyfillStart();
+  const { context, start } = await polyfillStart();
   result.start = start;
-  if (q.get('startOnly')) return result;
+  if (q.get('startOnly')) {
+    start.firstResultMs = await polyfillFirstResult(context, start.readyMs);
+    return result;
+  }
   if (q.get('timelineAB')) {
     result.timelineAB = {};
     for (const id of MODEL_IDS) {
@@ -445,7 +464,16 @@ async function runTfjs(input, labels) {
   result.start = s.start;
   result.tfjsVersion = tf.version_core;
   if (BACKEND === 'webgpu') result.adapter = await webgpuAdapter();
-  if (q.get('startOnly')) return result;
+  if (q.get('startOnly')) {  // its first result: relu of 4 values read back, as the polyfill's
+    const t = now();
+    const x = tf.tensor([-1, 0, 1, 2]);
+    const y = tf.relu(x);
+    const got = Array.from(await y.data());
+    x.dispose(); y.dispose();
+    if (got.join() !== '0,0,1,2') throw new Error(`relu gave ${got}`);
+    result.start.firstResultMs = result.start.readyMs + now() - t;
+    return result;
+  }
   result.models = {};
   for (const id of MODEL_IDS) {
     status.show(`${MODELS[id].title}: weights…`);
