@@ -279,13 +279,15 @@ def build(with_runtime: bool = True, with_snapshot: bool = True, idl: str | None
             manifest["firstVisit"] = first_visit(manifest, wheel)
             bundles()
     write_types(DIST, idl)
+    write_package(DIST, manifest["firstVisit"])  # after the runtime files are in place: it lists them
     # Precompressed copies (NAME.zst / .br / .gz) for servers that send them as they are
-    # (tools/serve.py; README "Serving"): only where they save at least 10 %.
+    # (tools/serve.py; README "Serving"): only where they save at least 10 %. Last, so that no
+    # file is rewritten after its copies (a host that does not compare dates, nginx's
+    # gzip_static for one, would send a stale package.json.gz).
     try:
         precompress.precompress(DIST)
     except precompress.MissingLibrary as e:
         print(f"build: warning: no precompressed files in dist/ ({e})", file=sys.stderr)
-    write_package(DIST, manifest["firstVisit"])  # after the runtime files are in place: it lists them
     print(size_report(first_visit_sizes(DIST, manifest["firstVisit"])), file=sys.stderr)
     print(f"build: dist/ ready ({wheel})", file=sys.stderr)
     gallery_models()

@@ -208,3 +208,23 @@ def test_missing_files_and_directories_as_before(site):
     assert get(site, "/dist/nothing.js")[0] == 404
     (site["web"] / "sub").mkdir(exist_ok=True)
     assert get(site, "/sub")[0] == 301  # a folder without its slash: redirected
+
+
+def test_every_copy_in_the_built_dist_is_its_files_bytes():
+    """dist/ goes to static hosts as it is, and some send a NAME.gz without comparing dates
+    (nginx's gzip_static): no file may be rewritten after its copies (tools/build.py writes
+    package.json and README.md before it precompresses)."""
+    dist = ROOT / "dist"
+    if not (dist / "package.json").exists():
+        pytest.skip("no build in dist/ (./dev build)")
+    checked, stale = 0, []
+    for path in sorted(dist.iterdir()):
+        if not path.is_file() or precompress.is_sibling(path):
+            continue
+        for encoding, suffix in precompress.SUFFIXES.items():  # every copy there is, whatever its date
+            sibling = path.with_name(path.name + suffix)
+            if sibling.exists():
+                checked += 1
+                if DECODE[encoding](sibling.read_bytes()) != path.read_bytes():
+                    stale.append(sibling.name)
+    assert checked and not stale, stale
