@@ -13,7 +13,7 @@ import numpy as np
 
 from ..context import Context
 from ..errors import WebNNError
-from .errors import NNEFDataError, NNEFSemanticError
+from .errors import NNEFSemanticError, check_unused_input
 from .loader import load
 from .lowering import Lowering
 
@@ -75,10 +75,8 @@ class NNEFModel:
         for name, value in inputs.items():
             if name in self.graph.inputs or name not in self.nnef.inputs:
                 feeds[name] = value  # an unknown name: compute() names the inputs
-            elif list(np.shape(value)) != list(self.nnef.tensors[name].shape):
-                # A graph parameter no output depends on: the WebNN graph has no such input.
-                raise NNEFDataError(f"input '{name}' has shape {list(np.shape(value))}, the graph declares "
-                                    f"{list(self.nnef.tensors[name].shape)}")
+            else:
+                check_unused_input(name, value, self.nnef.tensors[name].shape)
         for name in self.state:
             if name in self.graph.inputs:
                 feeds[name] = self.state_values[name]

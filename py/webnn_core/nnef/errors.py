@@ -66,3 +66,12 @@ class NNEFUnsupportedError(NNEFError):
         self.op = op
         self.reason = reason
         super().__init__(f"operation '{op}' is not supported: {reason}", file, line, column)
+
+
+def check_unused_input(name: str, value, declared_shape) -> None:
+    """A graph input that no output depends on (1.0 and 2.0): the built WebNN graph has no
+    such input, so run() ignores the value given for it, once its shape is the declared one."""
+    import numpy as np
+
+    if list(np.shape(value)) != list(declared_shape):
+        raise NNEFDataError(f"input '{name}' has shape {list(np.shape(value))}, the graph declares {list(declared_shape)}")

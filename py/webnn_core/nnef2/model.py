@@ -17,7 +17,7 @@ import numpy as np
 from ..context import Context
 from ..errors import WebNNError
 from ..nnef import dat
-from ..nnef.errors import NNEFDataError, NNEFSemanticError
+from ..nnef.errors import NNEFDataError, NNEFSemanticError, check_unused_input
 from .compose import Composer
 from .dtypes import NUMPY_TYPES, SKND_TYPES
 from .modules import ModuleSet
@@ -165,9 +165,8 @@ class Model:
         for name, value in inputs.items():
             if name in taken or name not in self.input_tensors:
                 feeds[name] = np.asarray(value)  # an unknown name: compute() names the inputs
-            elif list(np.shape(value)) != list(self.input_tensors[name].shape):
-                raise NNEFDataError(f"input '{name}' has shape {list(np.shape(value))}, the graph declares "
-                                    f"{list(self.input_tensors[name].shape)}")
+            else:
+                check_unused_input(name, value, self.input_tensors[name].shape)
         for name, desc in taken.items():
             if name not in inputs:
                 raise NNEFDataError(f"missing input '{name}' ({desc['dataType']}{desc['shape']})")
