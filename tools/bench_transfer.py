@@ -2,7 +2,7 @@
 and the per-call floor of write + dispatch + read (issue 17), in headless Chromium.
 
     python3 tools/bench_transfer.py [--dist DIR] [--sizes 1,16,64] [--runs 7] [--timeline page|worker]
-                                    [--tiny-runs 200] [--tiny-rounds 1]
+                                    [--tiny-runs 200] [--tiny-rounds 1] [--spin-ms MS]
     ./dev bench transfer ...
 
 Prints a markdown table of medians (ms and GB/s per operation). --dist points
@@ -13,6 +13,8 @@ then writeTensor and dispatch only post, and readTensor's time is the round trip
 round's median (later rounds: after V8 has tiered the engines' wasm up), with the timeline
 worker's own dispatch time per round; last, a bare page -> worker -> page round trip (the
 floor under any call through a worker on this machine).
+--spin-ms sets WEBNN_POLYFILL_CONFIG.timelineSpinMs (js/src/spin.js; 0: the worker and the page
+sleep while they wait for each other); the output says how many waits spun.
 """
 from __future__ import annotations
 
@@ -31,7 +33,8 @@ ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-
 OPS = ["constant", "writeTensor", "readTensor", "readTensorByob", "dispatch"]
 
 
-def run(dist: Path, sizes, runs: int, tiny_runs: int, timeline: str = "page", tiny_rounds: int = 1) -> dict:
+def run(dist: Path, sizes, runs: int, tiny_runs: int, timeline: str = "page", tiny_rounds: int = 1,
+        spin_ms: float | None = None) -> dict:
     from playwright.sync_api import sync_playwright
 
     srv = serve.start(mounts={**serve.default_mounts(), "/dist/": dist, "/transfer/": ROOT / "tools" / "bench_transfer"})
@@ -39,7 +42,8 @@ def run(dist: Path, sizes, runs: int, tiny_runs: int, timeline: str = "page", ti
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             page = browser.new_page()
-            page.goto(f"http://127.0.0.1:{srv.server_address[1]}/transfer/transfer.html?timeline={timeline}")
+            spin = "" if spin_ms is None else f"&spinMs={spin_ms}"
+            page.goto(f"http://127.0.0.1:{srv.server_address[1]}/transfer/transfer.html?timeline={timeline}{spin}")
             result = page.evaluate("([s, r, t, n]) => bench(s, r, t, n)", [sizes, runs, tiny_runs, tiny_rounds])
             result["chromium"] = browser.version
             browser.close()
@@ -64,6 +68,12 @@ def table(result: dict) -> str:
     if result.get("workerDispatchMs"):
         lines.append("the timeline worker's own dispatch, per round: "
                      + " / ".join(f"{ms:.3f}" for ms in result["workerDispatchMs"]) + " ms (medians of the last 64)")
+    spins = result.get("spins") or {}
+    for side in ("page", "worker"):
+        s = spins.get(side)
+        if s:
+            lines.append(f"{side}: {s['waits']} waits for the other side, {s['spun']} spun, {s['caught']} caught while spinning"
+                         f" (window {s['windowMs']} ms)")
     if result.get("pingPongMs"):
         pp = result["pingPongMs"]
         lines.append(f"bare page -> worker -> page round trip: {pp['median']:.3f} ms median, {pp['min']:.3f} ms min "
@@ -80,9 +90,10 @@ def main(argv=None) -> int:
     p.add_argument("--tiny-rounds", type=int, default=1, help="rounds of the one-element loop (default 1)")
     p.add_argument("--json", type=Path)
     p.add_argument("--timeline", choices=["page", "worker"], default="page")
+    p.add_argument("--spin-ms", type=float, help="WEBNN_POLYFILL_CONFIG.timelineSpinMs (default: the polyfill's)")
     args = p.parse_args(argv)
     result = run(args.dist.resolve(), [int(s) for s in args.sizes.split(",")], args.runs, args.tiny_runs, args.timeline,
-                 args.tiny_rounds)
+                 args.tiny_rounds, args.spin_ms)
     result["timeline"] = args.timeline
     print(table(result))
     if args.json:

@@ -39,7 +39,10 @@ export const CONFIG = Object.assign(
     // data live in a dedicated worker this script starts (dispatch() and writeTensor()
     // return at once; the page keeps building and validating); 'page': on the page's
     // own thread, as in a worker scope (docs/architecture.md, "The timeline worker").
-    timeline: 'worker' },
+    timeline: 'worker',
+    // How long a thread waiting for the other side of the timeline worker may spin
+    // instead of sleeping, where its last such wait was shorter (js/src/spin.js); 0: never.
+    timelineSpinMs: 0.5 },
   globalThis.WEBNN_POLYFILL_CONFIG || {}, IS_TIMELINE_HOST ? hostConfig() : {});
 
 // Where this script was loaded from: the runtime files sit beside it by default.

@@ -23,6 +23,7 @@ export const SavedSharedArrayBuffer = typeof SharedArrayBuffer === 'undefined' ?
 export const SavedUint8Array = Uint8Array;
 export const SavedDOMException = DOMException;
 export const SavedMessageChannel = typeof MessageChannel === 'undefined' ? null : MessageChannel;
+export const savedPortPostMessage = typeof MessagePort === 'undefined' ? null : uncurryThis(MessagePort.prototype.postMessage);
 export const savedSetTimeout = setTimeout;
 export const savedQueueMicrotask = typeof queueMicrotask === 'function' ? queueMicrotask : (fn) => Promise.resolve().then(fn);
 // A monotonic clock in ms (engineStats' timings).

@@ -17,6 +17,7 @@
 import { CONFIG, ENGINE_STATS, IS_WINDOW, OWN_SCRIPT, TIMELINE_HOST_NAME } from './config.js';
 import { runtimeForWorker } from './startup.js';
 import { SavedDOMException, jsonParse, now, savedQueueMicrotask, savedSetTimeout } from './intrinsics.js';
+import { Spinner, spinWindowMs } from './spin.js';
 import { encodeJson } from './webidl.js';
 import { addWorkerGraphs } from './webgpu.js';
 
@@ -37,6 +38,13 @@ export const TIMELINE_STATS = {
   // The worker's last dispatches (tests, benchmarks): a promise of [[start, end], ...],
   // ms since the epoch (performance.timeOrigin + performance.now() in the worker).
   dispatchTimes: () => (sharedClient && !sharedClient.dead ? sharedClient.request(['times', 0]) : Promise.resolve([])),
+  // How the waits for the worker went (js/src/spin.js): a promise of {page, worker}, each
+  // {windowMs, waits, spun, caught}; worker null when no worker runs.
+  spins: () => {
+    const c = sharedClient && !sharedClient.dead ? sharedClient : null;
+    const page = c ? { ...c.spinner.stats } : null;
+    return c ? c.request(['spins', 0]).then((worker) => ({ page, worker })) : Promise.resolve({ page, worker: null });
+  },
 };
 ENGINE_STATS.timeline = TIMELINE_STATS;
 
@@ -78,6 +86,7 @@ function configForWorker() {
   }
   out.prefetch = false;
   out.timeline = 'page';
+  out.timelineSpinMs = spinWindowMs(CONFIG.timelineSpinMs);  // the page's cores decide
   return out;
 }
 
@@ -111,6 +120,9 @@ class TimelineClient {
       this.flushQueued = false;
       this.flush();
     };
+    // While a request is unanswered the page waits for the worker: briefly spun where
+    // the last answer came quickly (a small graph's read), not slept (js/src/spin.js).
+    this.spinner = new Spinner(CONFIG.timelineSpinMs, () => this.pending.size > 0 && !this.dead);
   }
 
   // The worker's engine starts at the first createContext(), from the files the page
@@ -167,6 +179,7 @@ class TimelineClient {
     message[1] = id;
     this.pending.set(id, { resolve, reject });
     this.post(message, transfer);
+    this.spinner.begin();
   }
 
   receive(message) {
@@ -174,6 +187,8 @@ class TimelineClient {
     if (op === 'reply') {
       const p = this.pending.get(id);
       this.pending.delete(id);
+      this.spinner.end();  // before the answer's callbacks, which may ask again
+      if (this.pending.size) this.spinner.begin();
       if (!ok && value[0] === 'UnknownError') this.failedCall = true;
       if (p) (ok ? p.resolve(value) : p.reject(toError(value)));
     } else if (op === 'hello') {

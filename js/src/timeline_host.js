@@ -9,11 +9,12 @@
 // graph's build (its pipelines) hold back the calls after them.
 
 import { ML, hostCreateTensor, hostLoadGraph, slots } from './api.js';
-import { ENGINE_STATS } from './config.js';
+import { CONFIG, ENGINE_STATS } from './config.js';
 import { copyFromHeap, dispatchFast, engine, py, readTensorFast, ref, writeTensorFast } from './engine.js';
 import { provideRuntime } from './startup.js';
 import { INTERNAL, encodeJson } from './webidl.js';
 import { SavedUint8Array, savedQueueMicrotask } from './intrinsics.js';
+import { Spinner } from './spin.js';
 import { graphsTally, onGraphsTally } from './webgpu.js';
 
 // When the last dispatches ran here (engineStats.timeline.dispatchTimes()).
@@ -29,6 +30,9 @@ let ml = null;
 // nothing here starts an engine of its own (it would fetch the runtime again and
 // miss the page's snapshot). 'init' itself never queues (it may arrive after calls).
 let runtimeGiven = false;
+// Out of calls, the worker waits for the page's next message: briefly spun where the
+// last one came quickly (a page's loop of small graphs), not slept (js/src/spin.js).
+const spinner = new Spinner(CONFIG.timelineSpinMs, () => queue.length === 0);
 
 // The gpu-context graphs' tally (engineStats.webgpu.graphs) is the page's: it goes
 // out after each change, before any later message (a read's answer) leaves.
@@ -114,6 +118,7 @@ const HANDLERS = {
     dispatchFast(slotOfKey(key).handle, slotOfKey(graph).handle, tensors, true);  // the page's shadow checked it
     TIMES[timesAt++ % TIMES.length] = [started, epochNow()];
   },
+  spins(id) { reply(id, { ...spinner.stats }); },
   times(id) {
     const out = [];
     for (let i = Math.max(0, timesAt - TIMES.length); i < timesAt; i++) out.push(TIMES[i % TIMES.length]);
@@ -179,12 +184,14 @@ function pump() {
       });
     }
   }
+  if (runtimeGiven && !busy && !queue.length) spinner.begin();
 }
 
 export function startTimelineHost() {
   ml = new ML(INTERNAL);
   globalThis.addEventListener('message', (e) => {
     const message = e.data;
+    spinner.end();
     if (message[0] === 'init') HANDLERS.init(...message.slice(1));
     else if (message[0] === 'batch') for (const m of message[2]) queue.push(m);
     else queue.push(message);

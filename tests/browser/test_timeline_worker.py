@@ -619,3 +619,76 @@ def test_a_first_visit_without_the_build_snapshot_hands_the_worker_the_one_the_p
         assert r["page"] == "created" and r["inWorker"] == "from the page", r
     finally:
         context.close()
+
+
+# A page's loop of a one-op graph (js/src/spin.js): `pauseMs` between iterations, for
+# `seconds`; each result checked against max(x, 0).
+SMALL_GRAPH_LOOP = """async ([pauseMs, seconds]) => {
+  const ctx = await navigator.ml.createContext();
+  const b = new MLGraphBuilder(ctx);
+  const g = await b.build({y: b.relu(b.input('x', {dataType: 'float32', shape: [1]}))});
+  const xt = await ctx.createTensor({dataType: 'float32', shape: [1], writable: true});
+  const yt = await ctx.createTensor({dataType: 'float32', shape: [1], readable: true});
+  const before = await webnnPolyfill.engineStats.timeline.spins();
+  const wrong = [];
+  let n = 0;
+  for (const t0 = performance.now(); performance.now() - t0 < seconds * 1000; n++) {
+    const x = (n % 7) - 3;
+    ctx.writeTensor(xt, new Float32Array([x]));
+    ctx.dispatch(g, {x: xt}, {y: yt});
+    const y = new Float32Array(await ctx.readTensor(yt))[0];
+    if (y !== Math.max(x, 0)) wrong.push([x, y]);
+    if (pauseMs) await new Promise((r) => setTimeout(r, pauseMs));
+  }
+  const after = await webnnPolyfill.engineStats.timeline.spins();
+  const location = webnnPolyfill.engineStats.kernels.location(ctx);
+  ctx.destroy();
+  const delta = (side) => Object.fromEntries(['waits', 'spun', 'caught'].map((k) => [k, after[side][k] - before[side][k]]));
+  return {n, wrong, location, page: {...delta('page'), windowMs: after.page.windowMs},
+          worker: {...delta('worker'), windowMs: after.worker.windowMs}};
+}"""
+
+
+def small_graph_loop(browser, server, pause_ms, seconds, config=None, cores=None):
+    context = browser.new_context()
+    if cores:
+        context.add_init_script(f"Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', {{get: () => {cores}}})")
+    page = context.new_page()
+    try:
+        page.goto(server + PAGE + ("?config=" + config if config else ""))
+        r = page.evaluate(SMALL_GRAPH_LOOP, [pause_ms, seconds])
+    finally:
+        context.close()
+    assert r["location"] == "worker" and r["wrong"] == [], r
+    return r
+
+
+def test_a_loop_of_small_graphs_spins_where_it_waits_for_the_worker(browser, server):
+    """Back to back, the page's reads and the worker's waits for the page's next call
+    spin instead of sleeping, once the loop has gone on for a second (spin.js
+    SPIN_AFTER_MS), and the spins catch what they wait for."""
+    r = small_graph_loop(browser, server, 0, 3)
+    for side in ("page", "worker"):
+        s = r[side]
+        assert s["windowMs"] == 0.5, r
+        assert 0 < s["spun"] < s["waits"], r  # spun, but not in the loop's first second
+        assert 0 < s["caught"] <= s["spun"], r
+
+
+def test_a_loop_with_pauses_never_spins(browser, server):
+    """A loop that pauses (a page's frames, a timer) sleeps between its calls: no spin on
+    either side, however short its calls are."""
+    r = small_graph_loop(browser, server, 60, 2)
+    assert r["n"] >= 10, r
+    assert r["page"]["spun"] == 0 and r["worker"]["spun"] == 0, r
+
+
+@pytest.mark.parametrize("how", ["timelineSpinMs: 0", "one core"])
+def test_spinning_is_off_with_timeline_spin_ms_0_or_on_one_core(browser, server, how):
+    if how == "one core":
+        r = small_graph_loop(browser, server, 0, 2, cores=1)
+    else:
+        r = small_graph_loop(browser, server, 0, 2, config='{"timeline":"worker","timelineSpinMs":0}')
+    for side in ("page", "worker"):
+        assert r[side]["windowMs"] == 0 and r[side]["spun"] == 0, r
+        assert r[side]["waits"] > 100, r

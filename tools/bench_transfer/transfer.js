@@ -55,7 +55,8 @@ window.bench = async (sizesMiB, runs, tinyRuns, tinyRounds = 1) => {
     const times = await webnnPolyfill.engineStats.timeline.dispatchTimes();
     if (times.length) workerDispatchMs.push(median(times.map(([start, end]) => end - start)));
   }
-  return { rows, tinyMs: tinyRoundsMs[0], tinyRoundsMs, workerDispatchMs, pingPongMs: await pingPong(1000),
+  const spins = await webnnPolyfill.engineStats.timeline.spins();
+  return { rows, tinyMs: tinyRoundsMs[0], tinyRoundsMs, workerDispatchMs, spins, pingPongMs: await pingPong(1000),
     crossOriginIsolated: self.crossOriginIsolated, userAgent: navigator.userAgent };
 };
 
