@@ -363,6 +363,9 @@ PAGE_CONFIGS = {
     "simd128": "{ fastPaths: 'simd128', threads: 1 }",
     "simd128-pool": "{ fastPaths: 'simd128', threads: 3 }",
     "default": "{}",
+    # The timeline worker (a window's default; fuzz.html keeps 'page' unless told): the pool's
+    # configuration, the graph sent as IR and replayed in the worker, the bytes moved both ways.
+    "worker": "{ fastPaths: 'simd128', threads: 3, timeline: 'worker' }",
 }
 TOL_PAGE = (2e-4, 2e-4)  # each page configuration vs float64 numpy
 
@@ -413,7 +416,8 @@ def browser_check(pages, batch) -> list:
     """[(index, [problems])] for a batch [(index, spec, expected)] run on every page: each
     configuration within tolerance of float64 numpy; the plain SIMD build bit for bit equal
     to the numpy kernels (docs/kernels.md "Numerics": the same float32 operations in the
-    same order as Pyodide's non-BLAS numpy), and on the pool equal to one thread."""
+    same order as Pyodide's non-BLAS numpy), on the pool equal to one thread, and through
+    the timeline worker equal to the same configuration in the page."""
     specs = [spec for _, spec, _ in batch]
     runs = {}
     for name, page in pages.items():
@@ -435,7 +439,7 @@ def browser_check(pages, batch) -> list:
                 p = within(got[name][oid], want, TOL_PAGE)
                 if p:
                     problems.append(f"page {name} vs numpy float64, output {oid}: {p}")
-        for name, base in (("simd128", "numpy"), ("simd128-pool", "simd128")):
+        for name, base in (("simd128", "numpy"), ("simd128-pool", "simd128"), ("worker", "simd128-pool")):
             if name in got and base in got:
                 for oid in expected:
                     p = same_bytes(got[name][oid], got[base][oid])

@@ -14,6 +14,8 @@ tests/fuzz/fuzz_page.js):
               heap must stay bounded.
 
     python3 tests/fuzz/runner.py --minutes 20 --seed 7      (./dev fuzz ...)
+    python3 tests/fuzz/runner.py --timeline worker ...     (through the timeline worker,
+                                                            a window's default; no memory campaign)
 
 Prints the figures and, for each failure, a reproducer; exits 1 on failures.
 """
@@ -68,11 +70,17 @@ def load_idl() -> tuple[dict | None, str]:
 
 
 def run_on_page(page, base_url: str, seconds: float, seed: int, cycles: int = 500, mib: int = 16,
-                parts=("webidl", "graphs", "timelines", "memory"), log=print, progress=None) -> dict:
+                parts=("webidl", "graphs", "timelines", "memory"), log=print, progress=None, timeline: str = "page") -> dict:
     """Run the campaigns on a Playwright page; returns the report. `progress`
-    (tools/progress.py) shows the campaign and the seconds spent on a terminal."""
-    report = {"seed": seed, "seconds": seconds, "counts": {}, "failures": [], "skipped": {}}
-    page.goto(f"{base_url}/fuzz/fuzz.html")
+    (tools/progress.py) shows the campaign and the seconds spent on a terminal. `timeline`:
+    where the page's contexts execute ('worker': the timeline worker, a window's default; the
+    memory campaign, which reads the page engine's heap, is then skipped)."""
+    report = {"seed": seed, "seconds": seconds, "timeline": timeline, "counts": {}, "failures": [], "skipped": {}}
+    if timeline != "page" and "memory" in parts:
+        parts = tuple(p for p in parts if p != "memory")
+        report["skipped"]["memory"] = "it measures the page engine's heap; the contexts execute in the timeline worker"
+    fuzz_url = f"{base_url}/fuzz/fuzz.html?timeline={timeline}"
+    page.goto(fuzz_url)
     evaluate(page, "() => fuzz.ready()", None, READY_S)
     started = time.monotonic()
     shares = {"webidl": 0.5, "graphs": 0.3, "timelines": 0.2}
@@ -98,7 +106,7 @@ def run_on_page(page, base_url: str, seconds: float, seed: int, cycles: int = 50
                 fn(chunk_seed, min(CHUNK_S, max(1.0, end - time.monotonic())))
             except Exception as e:  # the page crashed or an evaluate failed: a finding too
                 report["failures"].append({"kind": part, "problem": f"page failure: {e}", "reproducer": f"seed {chunk_seed}"})
-                page.goto(f"{base_url}/fuzz/fuzz.html")
+                page.goto(fuzz_url)
                 evaluate(page, "() => fuzz.ready()", None, READY_S)
             k += 1
 
@@ -174,7 +182,7 @@ def compare(expected: dict, got: dict) -> str | None:
 
 def describe(report: dict) -> str:
     c = report["counts"]
-    lines = [f"fuzz: seed {report['seed']}, {report['elapsed_s']} s: "
+    lines = [f"fuzz: seed {report['seed']}, timeline {report.get('timeline', 'page')}, {report['elapsed_s']} s: "
              f"{c.get('calls', 0)} WebIDL calls ({c.get('typeErrors', 0)} TypeError, {c.get('domExceptions', 0)} DOMException), "
              f"{c.get('graphs', 0)} graphs, {c.get('timelines', 0)} timelines ({c.get('operations', 0)} operations), "
              f"{c.get('memory_cycles', 0)} memory cycles"
@@ -217,6 +225,8 @@ def main(argv=None) -> int:
     p.add_argument("--cycles", type=int, default=500, help="memory build/destroy cycles (0: skip)")
     p.add_argument("--mib", type=int, default=16, help="the constant's size in the memory cycles")
     p.add_argument("--parts", default="webidl,graphs,timelines,memory")
+    p.add_argument("--timeline", choices=["page", "worker"], default="page",
+                   help="where the contexts execute (worker: the timeline worker; no memory campaign)")
     p.add_argument("--json", help="also write the report here")
     p.add_argument("--differential", action="store_true",
                    help="the differential test of the cpu backend's fast paths and rewrites instead "
@@ -243,7 +253,7 @@ def main(argv=None) -> int:
             with Progress() as progress:  # a bar on a terminal only
                 report = run_on_page(page, f"http://127.0.0.1:{srv.server_address[1]}", args.minutes * 60, args.seed,
                                      cycles=args.cycles, mib=args.mib, parts=tuple(args.parts.split(",")),
-                                     progress=progress)
+                                     progress=progress, timeline=args.timeline)
             browser.close()
     finally:
         srv.shutdown()
