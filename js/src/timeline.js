@@ -38,6 +38,9 @@ export const TIMELINE_STATS = {
   // The worker's last dispatches (tests, benchmarks): a promise of [[start, end], ...],
   // ms since the epoch (performance.timeOrigin + performance.now() in the worker).
   dispatchTimes: () => (sharedClient && !sharedClient.dead ? sharedClient.request(['times', 0]) : Promise.resolve([])),
+  // The size of the worker engine's wasm heap in bytes (it only grows: what a page frees is
+  // reused), a promise; 0 before the engine is up, null when no worker runs.
+  workerHeapBytes: () => (sharedClient && !sharedClient.dead ? sharedClient.request(['heap', 0]) : Promise.resolve(null)),
   // How the waits for the worker went (js/src/spin.js): a promise of {page, worker}, each
   // {windowMs, waits, spun, caught}; worker null when no worker runs.
   spins: () => {

@@ -10,7 +10,7 @@
 
 import { ML, hostCreateTensor, hostLoadGraph, slots } from './api.js';
 import { CONFIG, ENGINE_STATS } from './config.js';
-import { copyFromHeap, dispatchFast, engine, py, readTensorFast, ref, writeTensorFast } from './engine.js';
+import { ENGINE, copyFromHeap, dispatchFast, engine, py, readTensorFast, ref, writeTensorFast } from './engine.js';
 import { provideRuntime } from './startup.js';
 import { INTERNAL, encodeJson } from './webidl.js';
 import { SavedUint8Array, savedQueueMicrotask } from './intrinsics.js';
@@ -119,6 +119,7 @@ const HANDLERS = {
     TIMES[timesAt++ % TIMES.length] = [started, epochNow()];
   },
   spins(id) { reply(id, { ...spinner.stats }); },
+  heap(id) { reply(id, ENGINE ? ENGINE.heap().length : 0); },
   times(id) {
     const out = [];
     for (let i = Math.max(0, timesAt - TIMES.length); i < timesAt; i++) out.push(TIMES[i % TIMES.length]);

@@ -364,6 +364,8 @@ async function runTimelines(seed, ms) {
 // -------------------------------------------------------------- memory cycles
 async function runMemory(cycles, mib) {
   const heap = () => webnnPolyfill.pyodide()._module.HEAPU8.length;
+  // Contexts in the timeline worker: its engine's heap, where the tensors and plans live.
+  const workerHeap = () => webnnPolyfill.engineStats.timeline.workerHeapBytes();
   const elements = (mib * 1024 * 1024) / 4;
   const data = new Float32Array(elements).fill(0.5);
   const one = async (i) => {
@@ -379,11 +381,16 @@ async function runMemory(cycles, mib) {
   await one(0);
   const start = heap();
   let peak = start;
+  const inWorker = webnnPolyfill.engineStats.timeline.mode === 'worker';
+  const workerStart = inWorker ? await workerHeap() : null;
+  let workerPeak = workerStart;
   for (let i = 0; i < cycles; i++) {
     await one(i);
     peak = Math.max(peak, heap());
+    if (inWorker) workerPeak = Math.max(workerPeak, await workerHeap());
   }
-  return { cycles, mib, startBytes: start, peakGrowthBytes: peak - start };
+  return { cycles, mib, startBytes: start, peakGrowthBytes: peak - start,
+    workerStartBytes: workerStart, workerPeakGrowthBytes: inWorker ? workerPeak - workerStart : null };
 }
 
 window.fuzz = {
