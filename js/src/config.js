@@ -79,7 +79,7 @@ export const IS_SERVICE_WORKER = typeof ServiceWorkerGlobalScope !== 'undefined'
 export const IS_CLASSIC_WORKER = typeof WorkerGlobalScope !== 'undefined' && typeof importScripts === 'function' && !SCRIPT_URL;
 
 // Read once at script load (never the page's later globals).
-const HARDWARE_CONCURRENCY = Math.max(1, Number(globalThis.navigator && globalThis.navigator.hardwareConcurrency) || 1);
+export const HARDWARE_CONCURRENCY = Math.max(1, Number(globalThis.navigator && globalThis.navigator.hardwareConcurrency) || 1);
 const CROSS_ORIGIN_ISOLATED = globalThis.crossOriginIsolated === true;
 
 // Kernel threads: what the configuration asks for, what runs, and why not more.

@@ -19,10 +19,10 @@
 //   took 0.6-1.0 ms against 0.3-0.5 without; docs/performance.md);
 // - never on one core, where the spin would take the time of the thread it waits for.
 
+import { HARDWARE_CONCURRENCY } from './config.js';
 import { SavedMessageChannel, now, savedPortPostMessage } from './intrinsics.js';
 
-const HARDWARE_CONCURRENCY = Math.max(1, Number(globalThis.navigator && globalThis.navigator.hardwareConcurrency) || 1);
-export const SPIN_AFTER_MS = 1000;
+const SPIN_AFTER_MS = 1000;
 // A wait, or a gap between two, this long ends a loop.
 const LOOP_PAUSE_MS = 50;
 

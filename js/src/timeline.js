@@ -14,7 +14,7 @@
 // (this module numbers them), a tensor's or graph's is the page engine's handle of
 // its shadow.
 
-import { CONFIG, ENGINE_STATS, IS_WINDOW, OWN_SCRIPT, TIMELINE_HOST_NAME } from './config.js';
+import { CONFIG, ENGINE_STATS, HARDWARE_CONCURRENCY, IS_WINDOW, OWN_SCRIPT, TIMELINE_HOST_NAME } from './config.js';
 import { runtimeForWorker } from './startup.js';
 import { SavedDOMException, jsonParse, now, savedQueueMicrotask, savedSetTimeout } from './intrinsics.js';
 import { Spinner, spinWindowMs } from './spin.js';
@@ -22,7 +22,6 @@ import { encodeJson } from './webidl.js';
 import { addWorkerGraphs } from './webgpu.js';
 
 const SavedWorker = typeof Worker === 'function' ? Worker : null;
-const HARDWARE_CONCURRENCY = Math.max(1, Number(globalThis.navigator && globalThis.navigator.hardwareConcurrency) || 1);
 
 // engineStats.timeline: where contexts execute, the worker's state and its start-up.
 export const TIMELINE_STATS = {
