@@ -12,7 +12,7 @@ import {
   writeTensorFast,
 } from './engine.js';
 import {
-  SavedDOMException, SavedMessageChannel, SavedUint8Array, SavedWeakRef, defineDataProperty, hasOwn, isView, jsonParse, savedSetTimeout,
+  SavedDOMException, SavedMessageChannel, SavedUint8Array, SavedWeakRef, defineDataProperty, hasOwn, isView, jsonParse, savedPortPostMessage, savedSetTimeout,
   typedArrayBuffer, typedArrayByteLength, typedArraySet,
 } from './intrinsics.js';
 import { ENGINE_STATS } from './config.js';
@@ -88,7 +88,7 @@ function queueSettle(fn) {
     channel.port1.onmessage = runSettle;
     settlePort = channel.port2;
   }
-  settlePort.postMessage(null);
+  savedPortPostMessage(settlePort, null);
 }
 
 function runSettle() {

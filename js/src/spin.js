@@ -46,8 +46,12 @@ export class Spinner {
     this.spinThisWait = false;
     this.spinning = false;  // a tick is on its way
     this.port = null;
-    // engineStats.timeline.spins(): waits, those that spun, and those a spin caught.
-    this.stats = { windowMs: this.windowMs, waits: 0, spun: 0, caught: 0 };
+    this.stats = { waits: 0, spun: 0, caught: 0 };  // waits, those that spun, those a spin caught
+  }
+
+  // engineStats.timeline.spins(): {windowMs, waits, spun, caught}.
+  report() {
+    return { windowMs: this.windowMs, ...this.stats };
   }
 
   // The thread waits from now (already waiting: nothing changes).

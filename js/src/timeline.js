@@ -36,16 +36,17 @@ export const TIMELINE_STATS = {
   errors: [],  // failures of enqueued calls the worker reported (no promise to reject)
   // The worker's last dispatches (tests, benchmarks): a promise of [[start, end], ...],
   // ms since the epoch (performance.timeOrigin + performance.now() in the worker).
-  dispatchTimes: () => (sharedClient && !sharedClient.dead ? sharedClient.request(['times', 0]) : Promise.resolve([])),
+  dispatchTimes: () => (liveClient() ? liveClient().request(['times', 0]) : Promise.resolve([])),
   // The size of the worker engine's wasm heap in bytes (it only grows: what a page frees is
   // reused), a promise; 0 before the engine is up, null when no worker runs.
-  workerHeapBytes: () => (sharedClient && !sharedClient.dead ? sharedClient.request(['heap', 0]) : Promise.resolve(null)),
+  workerHeapBytes: () => (liveClient() ? liveClient().request(['heap', 0]) : Promise.resolve(null)),
   // How the waits for the worker went (js/src/spin.js): a promise of {page, worker}, each
   // {windowMs, waits, spun, caught}; worker null when no worker runs.
   spins: () => {
-    const c = sharedClient && !sharedClient.dead ? sharedClient : null;
-    const page = c ? { ...c.spinner.stats } : null;
-    return c ? c.request(['spins', 0]).then((worker) => ({ page, worker })) : Promise.resolve({ page, worker: null });
+    const c = liveClient();
+    if (!c) return Promise.resolve({ page: null, worker: null });
+    const page = c.spinner.report();
+    return c.request(['spins', 0]).then((worker) => ({ page, worker }));
   },
 };
 ENGINE_STATS.timeline = TIMELINE_STATS;
@@ -58,6 +59,8 @@ ENGINE_STATS.timeline = TIMELINE_STATS;
 const KEEP_ALIVE_MS = 5000;
 
 let sharedClient = null;
+// The worker's client while it runs (engineStats.timeline's requests), else null.
+const liveClient = () => (sharedClient && !sharedClient.dead ? sharedClient : null);
 let brokenReason = null;  // the worker could not run here: every later context in the page
 
 // Why contexts created now run in the page ('' when they go to the worker).

@@ -118,7 +118,7 @@ const HANDLERS = {
     dispatchFast(slotOfKey(key).handle, slotOfKey(graph).handle, tensors, true);  // the page's shadow checked it
     TIMES[timesAt++ % TIMES.length] = [started, epochNow()];
   },
-  spins(id) { reply(id, { ...spinner.stats }); },
+  spins(id) { reply(id, spinner.report()); },
   heap(id) { reply(id, ENGINE ? ENGINE.heap().length : 0); },
   times(id) {
     const out = [];
